@@ -1,0 +1,77 @@
+import { type ClientOptions, resolveOptions } from './core/options.js';
+import { ApiCore } from './core/request.js';
+import { Accounts } from './resources/accounts.js';
+import { Entitlements } from './resources/entitlements.js';
+import { Invoices } from './resources/invoices.js';
+import { Products } from './resources/products.js';
+import { Resolve } from './resources/resolve.js';
+import { Tiers } from './resources/tiers.js';
+import { Transactions } from './resources/transactions.js';
+import { Usage } from './resources/usage.js';
+
+/**
+ * The Billing Service API client. Create one per process and share it: it holds no per-request
+ * state. Every method takes its parameters and, last, {@link RequestOptions}.
+ *
+ * @example
+ * ```ts
+ * import { BillingClient } from 'billing-sdk';
+ *
+ * const billing = new BillingClient({
+ *   apiKey: process.env.BILLING_API_KEY,
+ *   baseUrl: 'https://billing.example.com/api/',
+ * });
+ * const page = await billing.invoices.list({ account_ref_id: 'acct_1' });
+ * console.log(page.count, page.results[0]?.status);
+ * ```
+ */
+export class BillingClient {
+  /** Payment transactions of an account. */
+  readonly transactions: Transactions;
+  /** Live subscription state: `status`, `isActive`, `fixSubscription`. */
+  readonly accounts: Accounts;
+  /** Subscription tiers. */
+  readonly tiers: Tiers;
+  /** The product catalog. */
+  readonly products: Products;
+  /** Invoices: create, and list by account or e-mail. */
+  readonly invoices: Invoices;
+  /** Public URLs of SaaS products and tiers. */
+  readonly resolve: Resolve;
+  /** Feature entitlements. */
+  readonly entitlements: Entitlements;
+  /** Prepaid credits and metered usage. */
+  readonly usage: Usage;
+  /** The options given to the constructor, kept for {@link withOptions}; private so the key never shows when the client is logged. */
+  readonly #options: ClientOptions;
+
+  /**
+   * @param options - see {@link ClientOptions}; `apiKey` and `baseUrl` default to the env variables
+   * `BILLING_API_KEY` and `BILLING_BASE_URL`.
+   * @throws {@link BillingError} when the key or base URL is missing or unsafe.
+   */
+  constructor(options: ClientOptions = {}) {
+    this.#options = { ...options };
+    const core = new ApiCore(resolveOptions(this.#options));
+    this.transactions = new Transactions(core);
+    this.accounts = new Accounts(core);
+    this.tiers = new Tiers(core);
+    this.products = new Products(core);
+    this.invoices = new Invoices(core);
+    this.resolve = new Resolve(core);
+    this.entitlements = new Entitlements(core);
+    this.usage = new Usage(core);
+  }
+
+  /**
+   * A new client with some options changed and the rest shared.
+   *
+   * @example
+   * ```ts
+   * const patient = billing.withOptions({ timeout: 120_000, maxRetries: 5 });
+   * ```
+   */
+  withOptions(options: ClientOptions): BillingClient {
+    return new BillingClient({ ...this.#options, ...options });
+  }
+}

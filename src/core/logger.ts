@@ -1,0 +1,38 @@
+/** Levels, least to most verbose. `'off'` logs nothing. */
+export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
+
+/** Anything with console's four methods: `console`, pino, winston, a test spy. */
+export interface Logger {
+  error(message: string, ...rest: unknown[]): void;
+  warn(message: string, ...rest: unknown[]): void;
+  info(message: string, ...rest: unknown[]): void;
+  debug(message: string, ...rest: unknown[]): void;
+}
+
+const rank: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4 };
+
+/** A logger that drops what is above `level` and removes every occurrence of the given secrets. */
+export interface SdkLogger {
+  /** Whether a message at `level` would be written: lets callers skip building it. */
+  enabled(level: Exclude<LogLevel, 'off'>): boolean;
+  log(level: Exclude<LogLevel, 'off'>, message: string, details?: Record<string, unknown>): void;
+}
+
+/**
+ * Wraps the user's logger. Secrets are scrubbed here, at the last step before output, so that
+ * no call site can forget: even a message that somehow quoted the key prints `[redacted]`.
+ */
+export function createLogger(target: Logger, level: LogLevel, secrets: readonly string[]): SdkLogger {
+  const max = rank[level];
+  const scrub = (text: string): string =>
+    secrets.reduce((out, secret) => (secret ? out.split(secret).join('[redacted]') : out), text);
+  return {
+    enabled: (l) => rank[l] <= max,
+    log(l, message, details) {
+      if (rank[l] > max) return;
+      const line = `[billing-sdk] ${scrub(message)}`;
+      if (details) target[l](line, JSON.parse(scrub(JSON.stringify(details))));
+      else target[l](line);
+    },
+  };
+}

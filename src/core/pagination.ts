@@ -1,0 +1,168 @@
+import { PaginationError } from './errors.js';
+
+/** A list envelope as the API sends it. `next`/`previous` are absent on tiers and products. */
+export interface PageEnvelope<T> {
+  count: number;
+  next?: string | null | undefined;
+  previous?: string | null | undefined;
+  results: T[];
+}
+
+/** Loads page number `page` of the same list, with the same parameters. */
+export type PageLoader<T> = (page: number) => Promise<PageEnvelope<T>>;
+
+/**
+ * One page of a list. `next` and `previous` are the server's links, kept for reference only: the
+ * SDK never follows them (a link to another host would carry the API key away); the next page is
+ * always the same request with `page + 1`.
+ */
+export class Page<T> {
+  /** Total number of items in the list, as the server counts them. */
+  readonly count: number;
+  /** The server's link to the next page, or null. A signal only: never requested. */
+  readonly next: string | null;
+  /** The server's link to the previous page, or null. */
+  readonly previous: string | null;
+  /** This page's items. */
+  readonly results: T[];
+  /** This page's number (1-based). */
+  readonly page: number;
+  readonly #load: PageLoader<T>;
+  readonly #hasNextLink: boolean | undefined;
+  /** Items on the pages before this one, for lists that end on `count`. */
+  readonly #before: number;
+
+  /** @internal Built by the SDK; use `await client.<resource>.list()` to get one. */
+  constructor(envelope: PageEnvelope<T>, page: number, before: number, load: PageLoader<T>) {
+    this.count = envelope.count;
+    this.next = envelope.next ?? null;
+    this.previous = envelope.previous ?? null;
+    this.results = envelope.results;
+    this.page = page;
+    this.#load = load;
+    this.#before = before;
+    this.#hasNextLink = envelope.next === undefined ? undefined : envelope.next !== null;
+  }
+
+  /** Whether another page exists: the server's `next` said so, `count` is not reached, and this page was not empty. */
+  hasNextPage(): boolean {
+    if (this.results.length === 0) return false;
+    if (this.#hasNextLink === false) return false;
+    return this.#before + this.results.length < this.count;
+  }
+
+  /** Fetches the next page (same parameters, `page + 1`). Throws {@link PaginationError} when there is none. */
+  async getNextPage(): Promise<Page<T>> {
+    if (!this.hasNextPage()) throw new PaginationError(`page ${this.page} is the last page`);
+    const before = this.#before + this.results.length;
+    const next = new Page(await this.#load(this.page + 1), this.page + 1, before, this.#load);
+    if (next.results.length > 0 && sameItems(this.results, next.results)) {
+      throw new PaginationError(
+        `page ${next.page} repeated page ${this.page}: the server ignores the page parameter; stopped instead of looping`,
+      );
+    }
+    return next;
+  }
+}
+
+/**
+ * Loads page `start` of a list. Items before a later start page are estimated from the page size,
+ * for lists that end on `count`.
+ */
+export async function loadFirstPage<T>(
+  load: PageLoader<T>,
+  start: number,
+  pageSize: number,
+): Promise<Page<T>> {
+  return new Page(await load(start), start, (start - 1) * pageSize, load);
+}
+
+/** Cheap repeat check: the first and last items of both pages are equal. */
+function sameItems<T>(a: T[], b: T[]): boolean {
+  return (
+    a.length === b.length &&
+    JSON.stringify(a[0]) === JSON.stringify(b[0]) &&
+    JSON.stringify(a[a.length - 1]) === JSON.stringify(b[b.length - 1])
+  );
+}
+
+/**
+ * The result of a list method. `await` it for the first {@link Page}; `for await` it for every
+ * item of every page; `.pages()` for every page; `.toArray()` to collect. Nothing is requested
+ * until it is awaited or iterated, and each iteration holds at most two pages.
+ *
+ * @example
+ * ```ts
+ * for await (const invoice of billing.invoices.list({ account_ref_id: 'acct_1' })) {
+ *   console.log(invoice.processor_invoice_id, invoice.status);
+ * }
+ * const first = await billing.invoices.list({ account_ref_id: 'acct_1', page_size: 50 });
+ * if (first.hasNextPage()) await first.getNextPage();
+ * ```
+ */
+export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
+  readonly #first: () => Promise<Page<T>>;
+  #promise: Promise<Page<T>> | undefined;
+
+  /** @internal Built by the SDK's list methods; `first` runs on the first await or iteration. */
+  constructor(first: () => Promise<Page<T>>) {
+    this.#first = first;
+  }
+
+  #firstPage(): Promise<Page<T>> {
+    this.#promise ??= this.#first();
+    return this.#promise;
+  }
+
+  // biome-ignore lint/suspicious/noThenProperty: a PagePromise is awaited like a promise of its first page.
+  then<R1 = Page<T>, R2 = never>(
+    onfulfilled?: ((value: Page<T>) => R1 | PromiseLike<R1>) | null,
+    onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
+  ): Promise<R1 | R2> {
+    return this.#firstPage().then(onfulfilled, onrejected);
+  }
+
+  /** Like `Promise.prototype.catch`. */
+  catch<R = never>(onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<Page<T> | R> {
+    return this.#firstPage().catch(onrejected);
+  }
+
+  /** Like `Promise.prototype.finally`. */
+  finally(onfinally?: (() => void) | null): Promise<Page<T>> {
+    return this.#firstPage().finally(onfinally);
+  }
+
+  /** Every page in order, starting with the first. Holds one page at a time. */
+  async *pages(): AsyncGenerator<Page<T>, void, undefined> {
+    let page = await this.#firstPage();
+    // The first page stays reachable through the memoised promise; drop it so a long walk holds two pages at most.
+    this.#promise = undefined;
+    yield page;
+    while (page.hasNextPage()) {
+      page = await page.getNextPage();
+      yield page;
+    }
+  }
+
+  /** Every item of every page. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
+    for await (const page of this.pages()) yield* page.results;
+  }
+
+  /** Collects items into an array, stopping after `limit` items when given. */
+  async toArray(options: { limit?: number } = {}): Promise<T[]> {
+    const limit = options.limit ?? Number.POSITIVE_INFINITY;
+    const out: T[] = [];
+    if (limit <= 0) return out;
+    for await (const item of this) {
+      out.push(item);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  /** Shown by `Object.prototype.toString`. */
+  get [Symbol.toStringTag](): string {
+    return 'PagePromise';
+  }
+}

@@ -1,0 +1,10 @@
+import * as z from 'zod/mini';
+import type { Schema } from '../core/schema.js';
+
+/** The payment page for a subscription's failed invoice, or `null` when there is nothing to fix. */
+export type FixSubscriptionResult = { url: string } | null;
+
+/** Validates the fix-subscription body: `{ url }`, or `null`/`{}` for an empty answer. */
+export const FixSubscriptionSchema: Schema<{ url?: string } | null> = z.nullable(
+  z.looseObject({ url: z.optional(z.string()) }),
+);

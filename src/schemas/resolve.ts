@@ -1,0 +1,42 @@
+import * as z from 'zod/mini';
+import type { Schema } from '../core/schema.js';
+import type { OpenEnum } from './common.js';
+
+/** Resolve response, shape A: the public URL (it may already carry a `?u=` token). */
+export interface ResolvePublicUrlResponse {
+  public_url: string;
+}
+
+/** Resolve response, shape B: a redirect. */
+export interface ResolveRedirectResponse {
+  type: OpenEnum<'redirect'>;
+  url: string;
+}
+
+/** Either documented resolve shape. */
+export type ResolveResponse = ResolvePublicUrlResponse | ResolveRedirectResponse;
+
+/** What `resolve.publicUrl` returns: the URL from either shape, and the response as sent. */
+export interface ResolvedUrl {
+  /** The customer-facing URL, from `public_url` or `url`. */
+  url: string;
+  /** The response as sent, for callers that care which shape it was. */
+  response: ResolveResponse;
+}
+
+/** Validates shape A. */
+export const ResolvePublicUrlSchema: Schema<ResolvePublicUrlResponse> = z.looseObject({
+  public_url: z.string(),
+});
+
+/** Validates shape B. */
+export const ResolveRedirectSchema: Schema<ResolveRedirectResponse> = z.looseObject({
+  type: z.string(),
+  url: z.string(),
+});
+
+/** Validates either shape. */
+export const ResolveResponseSchema: Schema<ResolveResponse> = z.union([
+  ResolvePublicUrlSchema as unknown as z.ZodMiniType<ResolvePublicUrlResponse>,
+  ResolveRedirectSchema as unknown as z.ZodMiniType<ResolveRedirectResponse>,
+]);

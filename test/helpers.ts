@@ -1,0 +1,43 @@
+import { BillingClient, type ClientOptions, type Logger } from '../src/index.js';
+import { type MockServer, startMockServer } from '../src/testing/index.js';
+
+/** A mock server on an ephemeral loopback port, and a client for it. */
+export async function startMock(): Promise<MockServer> {
+  return startMockServer();
+}
+
+/** A client pointed at `server`, quiet unless a test asks for logs. */
+export function clientFor(server: MockServer, options: ClientOptions = {}): BillingClient {
+  return new BillingClient({
+    apiKey: server.apiKey,
+    baseUrl: server.baseUrl,
+    logLevel: 'off',
+    ...options,
+  });
+}
+
+/** A logger that records every line, for asserting what the SDK logs. */
+export function memoryLogger(): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  const record =
+    (level: string) =>
+    (message: string, ...rest: unknown[]) =>
+      lines.push(`${level} ${message} ${rest.map((r) => JSON.stringify(r)).join(' ')}`);
+  return {
+    lines,
+    error: record('error'),
+    warn: record('warn'),
+    info: record('info'),
+    debug: record('debug'),
+  };
+}
+
+/** Runs `fn` and returns the error it throws or rejects with; fails when it does not. */
+export async function caught(fn: () => unknown): Promise<Error> {
+  try {
+    await fn();
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected an error, none was thrown');
+}

@@ -1,0 +1,74 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// These tests load the built package (npm test builds before it tests).
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dist = (file: string) => `${root}dist/${file}`;
+
+/** Runs a script in a fresh Node process from the project root and returns what it printed. */
+function node(args: string[], script: string): string {
+  return execFileSync(process.execPath, [...args, '-e', script], { cwd: root, encoding: 'utf8' }).trim();
+}
+
+/** Starts the mock, lists invoices with the built client, prints the count. */
+const roundTrip = (load: string) => `
+  ${load}
+  (async () => {
+    const server = await testing.startMockServer();
+    try {
+      const billing = new sdk.BillingClient({ apiKey: server.apiKey, baseUrl: server.baseUrl });
+      const page = await billing.invoices.list({ account_ref_id: 'acct_active' });
+      console.log(page.count);
+    } finally { await server.close(); }
+  })().catch((e) => { console.error(e); process.exit(1); });`;
+
+describe('the built package', () => {
+  it('has both entries in ESM and CJS, each with its types', () => {
+    for (const file of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
+      expect(existsSync(dist(file)), file).toBe(true);
+      expect(existsSync(dist(`testing/${file}`)), `testing/${file}`).toBe(true);
+    }
+  });
+
+  it('works from require()', () => {
+    const out = node(
+      [],
+      roundTrip(`const sdk = require('billing-sdk'); const testing = require('billing-sdk/testing');`),
+    );
+    expect(out).toBe('45');
+  });
+
+  it('works from require() where Node cannot require ES modules (--no-experimental-require-module)', () => {
+    const out = node(
+      ['--no-experimental-require-module'],
+      roundTrip(`const sdk = require('billing-sdk'); const testing = require('billing-sdk/testing');`),
+    );
+    expect(out).toBe('45');
+  });
+
+  it('works from import', () => {
+    const out = node(
+      ['--input-type=module'],
+      roundTrip(
+        `const sdk = await import('billing-sdk'); const testing = await import('billing-sdk/testing');`,
+      ).replace(/\(async \(\) => \{/, 'await (async () => {'),
+    );
+    expect(out).toBe('45');
+  });
+
+  it('keeps ky and zod types out of the public declarations', () => {
+    for (const file of ['index.d.ts', 'index.d.cts', 'testing/index.d.ts', 'testing/index.d.cts']) {
+      const dts = readFileSync(dist(file), 'utf8');
+      expect(dts, file).not.toMatch(/from ['"](ky|zod|zod\/mini|hono|@hono\/node-server)['"]/);
+      expect(dts, file).not.toMatch(/import\(['"](ky|zod|hono)/);
+    }
+  });
+
+  it('the main entry imports no Node built-in', () => {
+    for (const file of ['index.js', 'index.cjs']) {
+      expect(readFileSync(dist(file), 'utf8'), file).not.toMatch(/(require\(|from )['"]node:/);
+    }
+  });
+});
