@@ -16,6 +16,8 @@ export {
   BillingError,
   type BillingErrorName,
   ConflictError,
+  HostedLinkError,
+  type HostedLinkErrorCode,
   InternalServerError,
   InvalidRequestError,
   type InvalidRequestIssue,
@@ -27,16 +29,19 @@ export {
   ResponseValidationError,
   UnprocessableEntityError,
   type ValidationIssue,
+  WebhookError,
 } from './core/errors.js';
 export type { Logger, LogLevel } from './core/logger.js';
 export type { AuthHeader, ClientOptions, FetchLike, RequestOptions, ValidationMode } from './core/options.js';
 export { Page, PagePromise } from './core/pagination.js';
 export type { SafeParseResult, Schema, SchemaIssue } from './core/schema.js';
+export { type HostedLinkTarget, type SignHostedLinkParams, signHostedLink } from './links/sign.js';
+export { type VerifiedHostedLink, verifyHostedLink } from './links/verify.js';
 export type { AccountStatusParams, Accounts, FixSubscriptionParams } from './resources/accounts.js';
 export type { EntitlementCheckParams, Entitlements } from './resources/entitlements.js';
 export type { InvoiceCreateParams, InvoiceListParams, Invoices } from './resources/invoices.js';
 export type { Products } from './resources/products.js';
-export type { Resolve, ResolveParams } from './resources/resolve.js';
+export type { Resolve, ResolveParams, SignedUrlOptions } from './resources/resolve.js';
 export type { TierListParams, Tiers } from './resources/tiers.js';
 export type { TransactionListParams, Transactions } from './resources/transactions.js';
 export type { MeterParams, Usage, UsageSummaryParams, UsageWriteParams } from './resources/usage.js';
@@ -89,3 +94,12 @@ export {
   UsageSummarySchema,
 } from './schemas/usage.js';
 export { type WebhookEvent, type WebhookEventName, WebhookEventSchema } from './schemas/webhook.js';
+export { type DedupeStore, memoryDedupeStore } from './webhooks/dedupe.js';
+export { createWebhookHandler } from './webhooks/fetch-handler.js';
+export type { WebhookHandlerOptions } from './webhooks/handle.js';
+export {
+  createNodeWebhookHandler,
+  type NodeWebhookRequest,
+  type NodeWebhookResponse,
+} from './webhooks/node-handler.js';
+export { parseWebhook } from './webhooks/parse.js';

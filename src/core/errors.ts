@@ -27,7 +27,9 @@ export type BillingErrorName =
   | 'APIUserAbortError'
   | 'InvalidRequestError'
   | 'ResponseValidationError'
-  | 'PaginationError';
+  | 'PaginationError'
+  | 'HostedLinkError'
+  | 'WebhookError';
 
 /** Names of the classes that stand for an HTTP error status. */
 export type APIErrorName =
@@ -269,4 +271,37 @@ export class ResponseValidationError extends BillingError {
 /** A paginated list repeated a page or did not end; iteration stopped instead of looping. */
 export class PaginationError extends BillingError {
   override readonly name = 'PaginationError' as const;
+}
+
+/** Why a hosted-link token was rejected. */
+export type HostedLinkErrorCode =
+  | 'missing_token'
+  | 'invalid_token'
+  | 'invalid_signature'
+  | 'unsupported_algorithm'
+  | 'expired'
+  | 'missing_claim';
+
+/** A hosted-link token failed verification. */
+export class HostedLinkError extends BillingError {
+  override readonly name = 'HostedLinkError' as const;
+  /** What failed. */
+  readonly code: HostedLinkErrorCode;
+
+  constructor(code: HostedLinkErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** A webhook body was not a valid event. */
+export class WebhookError extends BillingError {
+  override readonly name = 'WebhookError' as const;
+  /** The validation issues, when the body was JSON of the wrong shape. */
+  readonly issues: ValidationIssue[];
+
+  constructor(message: string, issues: ValidationIssue[] = []) {
+    super(message);
+    this.issues = issues;
+  }
 }

@@ -1,7 +1,8 @@
 import { check, required, text } from '../core/checks.js';
-import type { InvalidRequestIssue } from '../core/errors.js';
+import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors.js';
 import type { RequestOptions } from '../core/options.js';
 import type { ApiCore } from '../core/request.js';
+import { signHostedLink } from '../links/sign.js';
 import { type ResolvedUrl, ResolveResponseSchema } from '../schemas/resolve.js';
 
 /** Parameters of {@link Resolve.publicUrl}: `product_name`, or `subscription_name` with `tier_name`. */
@@ -25,6 +26,14 @@ const rules = {
   tier_name: [text],
   email: [text],
 };
+
+/** Options of {@link Resolve.signedUrl}: the signing key, an optional lifetime, and the usual request options. */
+export interface SignedUrlOptions extends RequestOptions {
+  /** The payment gateway's signing key of the product or tier. */
+  signingKey: string;
+  /** Optional token lifetime (seconds, or a span such as `'15m'`); no `exp` when omitted. */
+  expiresIn?: number | string;
+}
 
 /** The reference's combination rules for resolve, checked before sending. */
 function combination(p: Record<string, unknown>): InvalidRequestIssue[] {
@@ -77,5 +86,25 @@ export class Resolve {
       schema: ResolveResponseSchema,
     }));
     return { url: 'public_url' in response ? response.public_url : response.url, response };
+  }
+
+  /**
+   * Resolves the public URL, then signs it for `account_ref_id`: the link to send the customer to.
+   *
+   * @example
+   * ```ts
+   * const link = await billing.resolve.signedUrl(
+   *   { account_ref_id: user.id, product_name: 'ebook', email: user.email },
+   *   { signingKey: process.env.BILLING_SIGNING_KEY! },
+   * );
+   * ```
+   */
+  async signedUrl(params: ResolveParams, options: SignedUrlOptions): Promise<string> {
+    const { signingKey, expiresIn, ...requestOptions } = options ?? ({} as SignedUrlOptions);
+    if (!signingKey) {
+      throw new InvalidRequestError('resolve.signedUrl', [{ field: 'signingKey', message: 'is required' }]);
+    }
+    const { url } = await this.publicUrl(params, requestOptions);
+    return signHostedLink({ url, account_ref_id: params.account_ref_id, signingKey, expiresIn });
   }
 }

@@ -1,0 +1,64 @@
+import { errors, type JWTPayload, jwtVerify } from 'jose';
+import { HostedLinkError } from '../core/errors.js';
+
+/** What {@link verifyHostedLink} returns. */
+export interface VerifiedHostedLink {
+  /** The account the link was signed for. */
+  account_ref_id: string;
+  /** Every claim of the token. */
+  claims: JWTPayload & { account_ref_id: string };
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Verifies a hosted-link token (or a URL carrying it as `u`) as the service does: HS256 only, so
+ * `alg: none` and every other algorithm are refused; the `account_ref_id` claim is required.
+ *
+ * @throws {@link HostedLinkError} with a `code` saying what failed.
+ * @example
+ * ```ts
+ * const { account_ref_id } = await verifyHostedLink(request.url, process.env.BILLING_SIGNING_KEY!);
+ * ```
+ */
+export async function verifyHostedLink(urlOrToken: string, signingKey: string): Promise<VerifiedHostedLink> {
+  if (!signingKey) throw new HostedLinkError('invalid_token', 'verifyHostedLink: signingKey is required');
+  const token = tokenOf(urlOrToken);
+  try {
+    const { payload } = await jwtVerify(token, encoder.encode(signingKey), { algorithms: ['HS256'] });
+    if (typeof payload.account_ref_id !== 'string' || payload.account_ref_id === '') {
+      throw new HostedLinkError('missing_claim', 'hosted link token has no account_ref_id claim');
+    }
+    return { account_ref_id: payload.account_ref_id, claims: payload as VerifiedHostedLink['claims'] };
+  } catch (err) {
+    if (err instanceof HostedLinkError) throw err;
+    throw fromJose(err);
+  }
+}
+
+function tokenOf(urlOrToken: string): string {
+  if (typeof urlOrToken !== 'string' || urlOrToken === '') {
+    throw new HostedLinkError('missing_token', 'verifyHostedLink: no token given');
+  }
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(urlOrToken)) return urlOrToken;
+  const token = new URL(urlOrToken).searchParams.get('u');
+  if (!token) throw new HostedLinkError('missing_token', 'hosted link has no u parameter');
+  return token;
+}
+
+function fromJose(err: unknown): HostedLinkError {
+  if (err instanceof errors.JOSEAlgNotAllowed) {
+    return new HostedLinkError('unsupported_algorithm', 'hosted link token is not signed with HS256', {
+      cause: err,
+    });
+  }
+  if (err instanceof errors.JWSSignatureVerificationFailed) {
+    return new HostedLinkError('invalid_signature', 'hosted link token signature does not verify', {
+      cause: err,
+    });
+  }
+  if (err instanceof errors.JWTExpired) {
+    return new HostedLinkError('expired', 'hosted link token has expired', { cause: err });
+  }
+  return new HostedLinkError('invalid_token', 'hosted link token is malformed', { cause: err });
+}

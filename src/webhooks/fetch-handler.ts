@@ -1,0 +1,67 @@
+import {
+  DEFAULT_MAX_WEBHOOK_BYTES,
+  type WebhookHandlerOptions,
+  type WebhookReply,
+  webhookProcessor,
+} from './handle.js';
+
+/**
+ * A webhook receiver for any Fetch API runtime (Hono, Next.js route handlers, Bun, Deno, workers):
+ * `Request` in, `Response` out. Answers 200 `{"received": true}` once `onEvent` resolved, 200 again
+ * for a `transaction_id` already processed (without calling `onEvent`), 400 for a malformed body,
+ * 413 for one over `maxBodyBytes`, 405 for anything but POST, and 500 when `onEvent` throws.
+ *
+ * @example
+ * ```ts
+ * const handler = createWebhookHandler({
+ *   onEvent: async (event) => {
+ *     const active = await billing.accounts.isActive({ account_ref_id: event.account_ref_id });
+ *     await db.setActive(event.account_ref_id, active);
+ *   },
+ * });
+ * app.post('/webhooks/billing', (c) => handler(c.req.raw));
+ * ```
+ */
+export function createWebhookHandler(
+  options: WebhookHandlerOptions,
+): (request: Request) => Promise<Response> {
+  const process = webhookProcessor(options);
+  const limit = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BYTES;
+  return async (request) => {
+    if (request.method !== 'POST') return reply({ status: 405, body: { error: 'method not allowed' } });
+    const text = await readLimited(request, limit);
+    if (text === undefined) return reply({ status: 413, body: { error: `body larger than ${limit} bytes` } });
+    return reply(await process(text));
+  };
+}
+
+function reply({ status, body }: WebhookReply): Response {
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+}
+
+/** The body as text, or `undefined` once it exceeds `limit` bytes (reading stops there). */
+async function readLimited(request: Request, limit: number): Promise<string | undefined> {
+  const declared = Number(request.headers.get('content-length'));
+  if (declared > limit) return undefined;
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}

@@ -1,0 +1,97 @@
+import { DEFAULT_MAX_WEBHOOK_BYTES, type WebhookHandlerOptions, webhookProcessor } from './handle.js';
+
+/**
+ * The parts of Node's `IncomingMessage` (and Express's `Request`) the handler uses. Declared here so
+ * the main entry imports nothing from Node.
+ */
+export interface NodeWebhookRequest {
+  method?: string | undefined;
+  headers: Record<string, string | string[] | undefined>;
+  /** Set by a body parser (Express `json()`, `raw()`, `text()`); read from the stream when absent. */
+  body?: unknown;
+  on(event: 'data', listener: (chunk: Uint8Array | string) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  /** True once the stream was consumed (by a body parser): then `body` is all there is. */
+  readableEnded?: boolean;
+}
+
+/** The parts of Node's `ServerResponse` the handler uses. */
+export interface NodeWebhookResponse {
+  statusCode: number;
+  setHeader(name: string, value: string): unknown;
+  end(body?: string): unknown;
+}
+
+/**
+ * A webhook receiver for Node's `http` server and Express: `(req, res) => void`. Reads the raw body
+ * itself, or uses `req.body` when a body parser already ran. Same answers as
+ * {@link createWebhookHandler}.
+ *
+ * @example
+ * ```ts
+ * app.post('/webhooks/billing', createNodeWebhookHandler({ onEvent: (event) => queue.push(event) }));
+ * http.createServer(createNodeWebhookHandler({ onEvent })).listen(3000);
+ * ```
+ */
+export function createNodeWebhookHandler(
+  options: WebhookHandlerOptions,
+): (req: NodeWebhookRequest, res: NodeWebhookResponse) => void {
+  const process = webhookProcessor(options);
+  const limit = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BYTES;
+  const send = (res: NodeWebhookResponse, status: number, body: unknown) => {
+    res.statusCode = status;
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify(body));
+  };
+  return (req, res) => {
+    if (req.method !== 'POST') return send(res, 405, { error: 'method not allowed' });
+    bodyOf(req, limit).then(
+      async (body) => {
+        if (body === undefined) return send(res, 413, { error: `body larger than ${limit} bytes` });
+        const reply = await process(body);
+        send(res, reply.status, reply.body);
+      },
+      () => send(res, 400, { error: 'could not read body' }),
+    );
+  };
+}
+
+/** The body as text or parsed object, or `undefined` when it is over `limit` bytes. */
+function bodyOf(req: NodeWebhookRequest, limit: number): Promise<string | object | undefined> {
+  const parsed = req.body;
+  if (typeof parsed === 'string') return Promise.resolve(byteLength(parsed) > limit ? undefined : parsed);
+  if (parsed instanceof Uint8Array) {
+    return Promise.resolve(parsed.byteLength > limit ? undefined : new TextDecoder().decode(parsed));
+  }
+  // Express leaves `{}` when no parser matched the content type; then the stream is still unread.
+  if (parsed && typeof parsed === 'object' && (Object.keys(parsed).length > 0 || req.readableEnded)) {
+    return Promise.resolve(parsed);
+  }
+  if (Number(req.headers['content-length']) > limit) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const decoder = new TextDecoder();
+    let text = '';
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk) => {
+      if (over) return;
+      const bytes = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
+      size += bytes.byteLength;
+      if (size > limit) {
+        over = true;
+        resolve(undefined);
+        return;
+      }
+      text += decoder.decode(bytes, { stream: true });
+    });
+    req.on('end', () => {
+      if (!over) resolve(text + decoder.decode());
+    });
+    req.on('error', reject);
+  });
+}
+
+function byteLength(text: string): number {
+  return new TextEncoder().encode(text).byteLength;
+}
