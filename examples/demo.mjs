@@ -22,7 +22,7 @@ try {
   const page = await billing.transactions.list({ account_ref_id: 'acct_active', page_size: 5 });
   show('transactions of acct_active', `${page.count} in all, ${page.results.length} on this page`);
   for (const tx of page.results)
-    show(`  ${tx.transaction_uuid.slice(0, 13)}…`, `${tx.status.padEnd(10)} ${tx.amount} ${tx.currency}`);
+    show(`  …${tx.transaction_uuid.slice(-12)}`, `${tx.status.padEnd(10)} ${tx.amount} ${tx.currency}`);
   show('more pages?', page.hasNextPage());
 
   heading('Invoices: every page with for await');

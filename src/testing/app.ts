@@ -1,0 +1,71 @@
+import { createMockCore } from './core.js';
+import type { Connection } from './dispatch.js';
+import type { MockApp, MockOptions } from './types.js';
+
+/** What undici reports when the other side closes the socket; clients look for these. */
+function connectionReset(): TypeError {
+  const cause = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
+  return new TypeError('fetch failed', { cause });
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+/** Without a socket, a reset or an abort can only be reported by rejecting the fetch call. */
+const inProcess: Connection = {
+  reset() {
+    throw connectionReset();
+  },
+  aborted(signal) {
+    throw abortReason(signal);
+  },
+};
+
+/** Settles with the promise, or rejects with the abort reason first, as a real fetch does. */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(abortReason(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * An in-process mock of the API: pass `app.fetch` as a client's `fetch` to test without a port.
+ * Works under any origin (e.g. `http://127.0.0.1/api/`): links are built from the request URL
+ * unless `options.appUrl` is set.
+ */
+export function createMockApp(options: MockOptions = {}): MockApp {
+  const core = createMockCore(options);
+  return {
+    fetch: (input, init) => {
+      let request: Request;
+      try {
+        request = new Request(input, init);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return raceAbort(core.dispatch(request, inProcess), request.signal);
+    },
+    store: core.store,
+    faults: core.faults,
+    requests: core.requests,
+    apiKey: core.config.apiKey,
+    signingKey: core.config.signingKey,
+    reset: core.reset,
+  };
+}

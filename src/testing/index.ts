@@ -1,0 +1,41 @@
+/**
+ * `billing-sdk/testing`: a stateful in-memory mock of the Billing Service API for tests, examples
+ * and demos. Node only. Nothing here is needed at run time by the SDK itself.
+ */
+
+export { createMockApp } from './app.js';
+export { NOT_FOUND_MESSAGE } from './errors.js';
+export type { Fault } from './faults.js';
+export { MockFaults } from './faults.js';
+export type {
+  AccountRecord,
+  InvoiceRecord,
+  InvoiceStatus,
+  LedgerEntry,
+  ProductRecord,
+  SubscriptionRecord,
+  TierRecord,
+  TransactionRecord,
+  TransactionStatus,
+  UsageEventRecord,
+  UsageModel,
+} from './records.js';
+export { INVOICE_STATUSES, POSTPAID_USAGE_MODELS, TRANSACTION_STATUSES } from './records.js';
+export type { RecordedRequest, RequestFilter } from './requests.js';
+export { RecordedRequests } from './requests.js';
+export { RESOLVE_ERRORS } from './routes/resolve.js';
+export type { SeedName } from './seed.js';
+export { DEMO } from './seed.js';
+export { startMockServer } from './server.js';
+export type {
+  AccountInput,
+  InvoiceFilter,
+  InvoiceInput,
+  MockStoreOptions,
+  SubscriptionInput,
+  TimeRange,
+  TransactionInput,
+  UsageEventInput,
+} from './store.js';
+export { MockStore } from './store.js';
+export type { MockApp, MockFetch, MockOptions, MockServer, MockServerOptions } from './types.js';
