@@ -1,9 +1,24 @@
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { BillingClient, type ClientOptions, type Logger } from '../src/index.js';
-import { type MockServer, startMockServer } from '../src/testing/index.js';
+import { type MockServer, type MockServerOptions, startMockServer } from '../src/testing/index.js';
 
-/** A mock server on an ephemeral loopback port, and a client for it. */
-export async function startMock(): Promise<MockServer> {
-  return startMockServer();
+/** A mock server on an ephemeral loopback port. */
+export async function startMock(options?: MockServerOptions): Promise<MockServer> {
+  return startMockServer(options);
+}
+
+/**
+ * One mock server for the file: started before the first test, closed after the last, and reset
+ * (seed, faults, request log) before each test so tests cannot see each other's changes.
+ */
+export function useMockServer(options?: MockServerOptions): { readonly server: MockServer } {
+  const ref = {} as { server: MockServer };
+  beforeAll(async () => {
+    ref.server = await startMockServer(options);
+  });
+  afterAll(() => ref.server.close());
+  beforeEach(() => ref.server.reset());
+  return ref;
 }
 
 /** A client pointed at `server`, quiet unless a test asks for logs. */

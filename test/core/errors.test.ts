@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   APIError,
   BadRequestError,
@@ -11,17 +11,9 @@ import {
   UnprocessableEntityError,
 } from '../../src/index.js';
 import type { MockServer } from '../../src/testing/index.js';
-import { caught, clientFor, startMock } from '../helpers.js';
+import { caught, clientFor, useMockServer } from '../helpers.js';
 
-let server: MockServer;
-beforeAll(async () => {
-  server = await startMock();
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  server.faults.clear();
-  server.requests.clear();
-});
+const mock = useMockServer();
 
 const list = (s: MockServer) =>
   clientFor(s, { maxRetries: 0 }).invoices.list({ account_ref_id: 'acct_active' });
@@ -38,8 +30,8 @@ describe('status → error class', () => {
     [503, InternalServerError, 'InternalServerError'],
     [418, APIError, 'APIError'],
   ])('%i → %o', async (status, ErrorClass, name) => {
-    server.faults.add({ path: '/api/invoices/', status, body: '{"detail":"nope"}' });
-    const err = await caught(() => list(server));
+    mock.server.faults.add({ path: '/api/invoices/', status, body: '{"detail":"nope"}' });
+    const err = await caught(() => list(mock.server));
     expect(err).toBeInstanceOf(ErrorClass);
     expect(err).toBeInstanceOf(BillingError);
     expect(err.name).toBe(name);
@@ -48,47 +40,47 @@ describe('status → error class', () => {
   });
 
   it('names the method and the path in the message, never the query', async () => {
-    server.faults.add({ path: '/api/invoices/', status: 500, body: '{"detail":"boom"}' });
+    mock.server.faults.add({ path: '/api/invoices/', status: 500, body: '{"detail":"boom"}' });
     const err = await caught(() =>
-      clientFor(server, { maxRetries: 0 }).invoices.list({ email: 'someone@example.com' }),
+      clientFor(mock.server, { maxRetries: 0 }).invoices.list({ email: 'someone@example.com' }),
     );
     expect(err.message).toBe('invoices.list (GET /api/invoices/) failed with 500: boom');
     expect(err.message).not.toContain('someone@example.com');
   });
 
   it('BadRequestError.fields holds the field map', async () => {
-    server.faults.add({
+    mock.server.faults.add({
       path: '/api/invoices/',
       status: 400,
       body: '{"page_size":["Ensure this value is less than or equal to 100."]}',
     });
-    const err = (await caught(() => list(server))) as BadRequestError;
+    const err = (await caught(() => list(mock.server))) as BadRequestError;
     expect(err.fields).toEqual({ page_size: ['Ensure this value is less than or equal to 100.'] });
     expect(err.message).toContain('page_size: Ensure this value');
   });
 
-  it('NotFoundError.error holds the server message', async () => {
+  it('NotFoundError.error holds the mock.server message', async () => {
     const err = (await caught(() =>
-      clientFor(server).transactions.list({ account_ref_id: 'nobody' }),
+      clientFor(mock.server).transactions.list({ account_ref_id: 'nobody' }),
     )) as NotFoundError;
     expect(err).toBeInstanceOf(NotFoundError);
     expect(err.error).toBe('Account not found or invalid subscription tier');
   });
 
   it('keeps a body that is not JSON as text', async () => {
-    server.faults.add({ path: '/api/invoices/', status: 502, body: '<html>Bad gateway</html>' });
-    const err = (await caught(() => list(server))) as APIError;
+    mock.server.faults.add({ path: '/api/invoices/', status: 502, body: '<html>Bad gateway</html>' });
+    const err = (await caught(() => list(mock.server))) as APIError;
     expect(err).toBeInstanceOf(InternalServerError);
     expect(err.body).toBe('<html>Bad gateway</html>');
   });
 
   it('keeps response headers, lower-cased', async () => {
-    server.faults.add({
+    mock.server.faults.add({
       path: '/api/invoices/',
       status: 429,
       headers: { 'Retry-After': '120', 'X-Request-Id': 'r1' },
     });
-    const err = (await caught(() => list(server))) as RateLimitError;
+    const err = (await caught(() => list(mock.server))) as RateLimitError;
     expect(err.headers['x-request-id']).toBe('r1');
     expect(err.retryAfterMs).toBe(120_000);
   });

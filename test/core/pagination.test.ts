@@ -1,23 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type BadRequestError, InvalidRequestError, Page, PaginationError } from '../../src/index.js';
-import type { MockServer } from '../../src/testing/index.js';
-import { caught, clientFor, startMock } from '../helpers.js';
+import { caught, clientFor, useMockServer } from '../helpers.js';
 
-let server: MockServer;
-beforeAll(async () => {
-  server = await startMock();
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  server.faults.clear();
-  server.requests.clear();
-});
+const mock = useMockServer();
 
-const pageParams = () => server.requests.all().map((r) => r.query.page ?? '(none)');
+const pageParams = () => mock.server.requests.all().map((r) => r.query.page ?? '(none)');
 
 describe('pagination', () => {
   it('await gives the first page with its envelope', async () => {
-    const page = await clientFor(server).invoices.list({ account_ref_id: 'acct_active' });
+    const page = await clientFor(mock.server).invoices.list({ account_ref_id: 'acct_active' });
     expect(page).toBeInstanceOf(Page);
     expect(page.count).toBe(45);
     expect(page.results).toHaveLength(20);
@@ -31,7 +22,7 @@ describe('pagination', () => {
 
   it('for await walks every item of every page with the same parameters', async () => {
     const seen: string[] = [];
-    for await (const invoice of clientFor(server).invoices.list({
+    for await (const invoice of clientFor(mock.server).invoices.list({
       account_ref_id: 'acct_active',
       page_size: 20,
     })) {
@@ -41,14 +32,14 @@ describe('pagination', () => {
     expect(new Set(seen).size).toBe(45);
     expect(pageParams()).toEqual(['(none)', '2', '3']);
     expect(
-      server.requests
+      mock.server.requests
         .all()
         .every((r) => r.query.page_size === '20' && r.query.account_ref_id === 'acct_active'),
     ).toBe(true);
   });
 
   it('starts from the requested page', async () => {
-    const items = await clientFor(server)
+    const items = await clientFor(mock.server)
       .invoices.list({ account_ref_id: 'acct_active', page: 2, page_size: 20 })
       .toArray();
     expect(items).toHaveLength(25);
@@ -56,7 +47,7 @@ describe('pagination', () => {
   });
 
   it('.pages() walks pages and .toArray({ limit }) stops early', async () => {
-    const billing = clientFor(server);
+    const billing = clientFor(mock.server);
     const sizes: number[] = [];
     for await (const page of billing.invoices
       .list({ account_ref_id: 'acct_active', page_size: 40 })
@@ -64,7 +55,7 @@ describe('pagination', () => {
       sizes.push(page.results.length);
     }
     expect(sizes).toEqual([40, 5]);
-    server.requests.clear();
+    mock.server.requests.clear();
     const some = await billing.invoices
       .list({ account_ref_id: 'acct_active', page_size: 10 })
       .toArray({ limit: 12 });
@@ -73,16 +64,16 @@ describe('pagination', () => {
   });
 
   it('nothing is requested until the list is awaited or iterated', async () => {
-    const pending = clientFor(server).invoices.list({ account_ref_id: 'acct_active' });
+    const pending = clientFor(mock.server).invoices.list({ account_ref_id: 'acct_active' });
     await new Promise((r) => setTimeout(r, 20));
-    expect(server.requests.count()).toBe(0);
+    expect(mock.server.requests.count()).toBe(0);
     await pending;
-    expect(server.requests.count()).toBe(1);
+    expect(mock.server.requests.count()).toBe(1);
   });
 
   it('never follows next: the next page goes to the configured base URL', async () => {
     const results = Array.from({ length: 2 }, () => ({}));
-    server.faults.add({
+    mock.server.faults.add({
       path: '/api/transactions/',
       status: 200,
       body: JSON.stringify({
@@ -92,11 +83,11 @@ describe('pagination', () => {
         results: results.map((_, i) => tx(i)),
       }),
     });
-    const items = await clientFor(server)
+    const items = await clientFor(mock.server)
       .transactions.list({ account_ref_id: 'acct_active', page_size: 2 })
       .toArray({ limit: 4 });
     expect(items).toHaveLength(4);
-    expect(server.requests.all().map((r) => r.path)).toEqual([
+    expect(mock.server.requests.all().map((r) => r.path)).toEqual([
       '/api/transactions/acct_active/',
       '/api/transactions/acct_active/',
     ]);
@@ -104,59 +95,59 @@ describe('pagination', () => {
   });
 
   it('ends an envelope without next on count', async () => {
-    server.faults.add({
+    mock.server.faults.add({
       path: '/api/transactions/',
       status: 200,
       body: JSON.stringify({ count: 3, results: [tx(1), tx(2)] }),
     });
-    server.faults.add({
+    mock.server.faults.add({
       path: '/api/transactions/',
       status: 200,
       body: JSON.stringify({ count: 3, results: [tx(3)] }),
     });
-    const items = await clientFor(server)
+    const items = await clientFor(mock.server)
       .transactions.list({ account_ref_id: 'acct_active', page_size: 2 })
       .toArray();
     expect(items.map((t) => t.transaction_uuid)).toEqual(['t1', 't2', 't3']);
-    expect(server.requests.count()).toBe(2);
+    expect(mock.server.requests.count()).toBe(2);
   });
 
   it('ends on an empty page even when next says more', async () => {
-    server.faults.add({
+    mock.server.faults.add({
       path: '/api/transactions/',
       status: 200,
       body: JSON.stringify({ count: 99, next: 'x', previous: null, results: [tx(1)] }),
     });
-    server.faults.add({
+    mock.server.faults.add({
       path: '/api/transactions/',
       status: 200,
       body: JSON.stringify({ count: 99, next: 'x', previous: null, results: [] }),
     });
-    const items = await clientFor(server)
+    const items = await clientFor(mock.server)
       .transactions.list({ account_ref_id: 'acct_active', page_size: 1 })
       .toArray();
     expect(items).toHaveLength(1);
-    expect(server.requests.count()).toBe(2);
+    expect(mock.server.requests.count()).toBe(2);
   });
 
-  it('detects a server that repeats a page instead of looping', async () => {
+  it('detects a mock.server that repeats a page instead of looping', async () => {
     const same = JSON.stringify({ count: 1000, next: 'more', previous: null, results: [tx(1), tx(2)] });
-    server.faults.add({
+    mock.server.faults.add({
       path: '/api/transactions/',
       status: 200,
       body: same,
       times: Number.POSITIVE_INFINITY,
     });
     const err = await caught(() =>
-      clientFor(server).transactions.list({ account_ref_id: 'acct_active', page_size: 2 }).toArray(),
+      clientFor(mock.server).transactions.list({ account_ref_id: 'acct_active', page_size: 2 }).toArray(),
     );
     expect(err).toBeInstanceOf(PaginationError);
     expect(err.message).toContain('page 2 repeated page 1');
-    expect(server.requests.count()).toBe(2);
+    expect(mock.server.requests.count()).toBe(2);
   });
 
   it('getNextPage on the last page throws PaginationError', async () => {
-    const page = await clientFor(server).invoices.list({ account_ref_id: 'acct_active', page: 3 });
+    const page = await clientFor(mock.server).invoices.list({ account_ref_id: 'acct_active', page: 3 });
     expect(page.hasNextPage()).toBe(false);
     expect(await caught(() => page.getNextPage())).toBeInstanceOf(PaginationError);
   });
@@ -169,31 +160,31 @@ describe('pagination', () => {
     [{ status: 'refunded' }, 'status'],
   ])('refuses %o before sending', async (bad, field) => {
     const err = (await caught(() =>
-      clientFor(server).invoices.list({ account_ref_id: 'acct_active', ...(bad as object) }),
+      clientFor(mock.server).invoices.list({ account_ref_id: 'acct_active', ...(bad as object) }),
     )) as InvalidRequestError;
     expect(err).toBeInstanceOf(InvalidRequestError);
     expect(err.issues.map((i) => i.field)).toEqual([field]);
     expect(err.message).toMatch(/^invoices\.list: /);
-    expect(server.requests.count()).toBe(0);
+    expect(mock.server.requests.count()).toBe(0);
   });
 
   it('invoices need account_ref_id or email', async () => {
-    const err = (await caught(() => clientFor(server).invoices.list({}))) as InvalidRequestError;
+    const err = (await caught(() => clientFor(mock.server).invoices.list({}))) as InvalidRequestError;
     expect(err.issues).toEqual([{ field: 'account_ref_id', message: 'or email is required' }]);
-    expect(server.requests.count()).toBe(0);
-    const byEmail = await clientFor(server).invoices.list({ email: 'nobody@example.com' });
+    expect(mock.server.requests.count()).toBe(0);
+    const byEmail = await clientFor(mock.server).invoices.list({ email: 'nobody@example.com' });
     expect(byEmail.count).toBe(0);
   });
 
   it("the mock's own 400 for a bad page reaches callers as BadRequestError.fields", async () => {
-    const res = await fetch(`${server.baseUrl}invoices/?account_ref_id=acct_active&page_size=500`, {
-      headers: { authorization: `Bearer ${server.apiKey}` },
+    const res = await fetch(`${mock.server.baseUrl}invoices/?account_ref_id=acct_active&page_size=500`, {
+      headers: { authorization: `Bearer ${mock.server.apiKey}` },
     });
     expect(res.status).toBe(400);
     const body = await res.json();
-    server.faults.add({ path: '/api/invoices/', status: 400, body: JSON.stringify(body) });
+    mock.server.faults.add({ path: '/api/invoices/', status: 400, body: JSON.stringify(body) });
     const err = (await caught(() =>
-      clientFor(server).invoices.list({ account_ref_id: 'acct_active' }),
+      clientFor(mock.server).invoices.list({ account_ref_id: 'acct_active' }),
     )) as BadRequestError;
     expect(Object.keys(err.fields)).toEqual(['page_size']);
   });

@@ -1,14 +1,9 @@
 import { inspect } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BillingClient } from '../../src/index.js';
-import type { MockServer } from '../../src/testing/index.js';
-import { caught, clientFor, memoryLogger, startMock } from '../helpers.js';
+import { caught, clientFor, memoryLogger, useMockServer } from '../helpers.js';
 
-let server: MockServer;
-beforeAll(async () => {
-  server = await startMock();
-});
-afterAll(() => server.close());
+const mock = useMockServer();
 
 const secret = 'secret-key-that-must-never-print-7f3a';
 
@@ -26,7 +21,7 @@ function renderings(value: unknown): string[] {
 
 describe('no secret is ever printed', () => {
   it('not by the client itself', () => {
-    const billing = new BillingClient({ apiKey: secret, baseUrl: server.baseUrl });
+    const billing = new BillingClient({ apiKey: secret, baseUrl: mock.server.baseUrl });
     for (const text of [
       String(billing),
       JSON.stringify(billing),
@@ -39,7 +34,9 @@ describe('no secret is ever printed', () => {
   it('not by an authentication error (the key was sent and refused)', async () => {
     for (const authHeader of ['authorization', 'x-api-key'] as const) {
       const err = await caught(() =>
-        clientFor(server, { apiKey: secret, authHeader }).invoices.list({ account_ref_id: 'acct_active' }),
+        clientFor(mock.server, { apiKey: secret, authHeader }).invoices.list({
+          account_ref_id: 'acct_active',
+        }),
       );
       expect(err.name).toBe('AuthenticationError');
       for (const text of renderings(err)) expect(text).not.toContain(secret);
@@ -47,11 +44,11 @@ describe('no secret is ever printed', () => {
   });
 
   it('not by connection, timeout or rate-limit errors', async () => {
-    server.faults.add({ path: '/api/invoices/', reset: 'before' });
-    server.faults.add({ path: '/api/transactions/', delayMs: 500 });
+    mock.server.faults.add({ path: '/api/invoices/', reset: 'before' });
+    mock.server.faults.add({ path: '/api/transactions/', delayMs: 500 });
     const billing = new BillingClient({
-      apiKey: server.apiKey,
-      baseUrl: server.baseUrl,
+      apiKey: mock.server.apiKey,
+      baseUrl: mock.server.baseUrl,
       maxRetries: 0,
       logLevel: 'off',
     });
@@ -60,22 +57,23 @@ describe('no secret is ever printed', () => {
       await caught(() => billing.transactions.list({ account_ref_id: 'acct_active' }, { timeout: 50 })),
     ];
     expect(errors.map((e) => e.name)).toEqual(['APIConnectionError', 'APITimeoutError']);
-    for (const err of errors) for (const text of renderings(err)) expect(text).not.toContain(server.apiKey);
+    for (const err of errors)
+      for (const text of renderings(err)) expect(text).not.toContain(mock.server.apiKey);
   });
 
   it('not by the logger, at debug level, through retries and failures', async () => {
     const logger = memoryLogger();
-    server.faults.add({ path: '/api/invoices/', status: 503, headers: { 'retry-after': '0' } });
-    const billing = clientFor(server, { apiKey: server.apiKey, logger, logLevel: 'debug' });
+    mock.server.faults.add({ path: '/api/invoices/', status: 503, headers: { 'retry-after': '0' } });
+    const billing = clientFor(mock.server, { apiKey: mock.server.apiKey, logger, logLevel: 'debug' });
     await billing.invoices.list({ account_ref_id: 'acct_active' });
     await caught(() =>
-      clientFor(server, { apiKey: secret, logger, logLevel: 'debug' }).invoices.list({
+      clientFor(mock.server, { apiKey: secret, logger, logLevel: 'debug' }).invoices.list({
         email: 'x@example.com',
       }),
     );
     expect(logger.lines.length).toBeGreaterThan(1);
     for (const line of logger.lines) {
-      expect(line).not.toContain(server.apiKey);
+      expect(line).not.toContain(mock.server.apiKey);
       expect(line).not.toContain(secret);
     }
   });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resolveOptions } from '../../src/core/options.js';
 import { ApiCore } from '../../src/core/request.js';
 import { backoffDelay } from '../../src/core/retry.js';
@@ -11,22 +11,13 @@ import {
   InternalServerError,
   RateLimitError,
 } from '../../src/index.js';
-import type { MockServer } from '../../src/testing/index.js';
-import { caught, clientFor, memoryLogger, startMock } from '../helpers.js';
+import { caught, clientFor, memoryLogger, startMock, useMockServer } from '../helpers.js';
 
-let server: MockServer;
-beforeAll(async () => {
-  server = await startMock();
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  server.faults.clear();
-  server.requests.clear();
-});
+const mock = useMockServer();
 
 const invoices = '/api/invoices/';
 const listInvoices = (options = {}, requestOptions = {}) =>
-  clientFor(server, options).invoices.list({ account_ref_id: 'acct_active' }, requestOptions);
+  clientFor(mock.server, options).invoices.list({ account_ref_id: 'acct_active' }, requestOptions);
 
 describe('Retry-After and backoff (pure)', () => {
   it('reads delta-seconds, an HTTP-date and retry-after-ms', () => {
@@ -51,50 +42,50 @@ describe('Retry-After and backoff (pure)', () => {
 
 describe('retries over HTTP', () => {
   it('retries a 503 and returns the later success', async () => {
-    server.faults.add({ path: invoices, status: 503, headers: { 'retry-after': '0' } });
+    mock.server.faults.add({ path: invoices, status: 503, headers: { 'retry-after': '0' } });
     const page = await listInvoices();
     expect(page.results.length).toBeGreaterThan(0);
-    expect(server.requests.count()).toBe(2);
+    expect(mock.server.requests.count()).toBe(2);
   });
 
   it.each([408, 409, 429, 500, 502])('retries %i', async (status) => {
-    server.faults.add({ path: invoices, status, headers: { 'retry-after': '0' } });
+    mock.server.faults.add({ path: invoices, status, headers: { 'retry-after': '0' } });
     await listInvoices();
-    expect(server.requests.count()).toBe(2);
+    expect(mock.server.requests.count()).toBe(2);
   });
 
   it('gives up after maxRetries and throws the last error', async () => {
-    server.faults.add({ path: invoices, status: 500, times: 10, headers: { 'retry-after': '0' } });
+    mock.server.faults.add({ path: invoices, status: 500, times: 10, headers: { 'retry-after': '0' } });
     const err = await caught(() => listInvoices({ maxRetries: 3 }));
     expect(err).toBeInstanceOf(InternalServerError);
-    expect(server.requests.count()).toBe(4);
+    expect(mock.server.requests.count()).toBe(4);
   });
 
   it('honours a per-request maxRetries', async () => {
-    server.faults.add({ path: invoices, status: 500, times: 10, headers: { 'retry-after': '0' } });
+    mock.server.faults.add({ path: invoices, status: 500, times: 10, headers: { 'retry-after': '0' } });
     await caught(() => listInvoices({}, { maxRetries: 0 }));
-    expect(server.requests.count()).toBe(1);
+    expect(mock.server.requests.count()).toBe(1);
   });
 
   it('does not retry a 400', async () => {
-    server.faults.add({ path: invoices, status: 400, body: '{"page":["Invalid page."]}' });
+    mock.server.faults.add({ path: invoices, status: 400, body: '{"page":["Invalid page."]}' });
     const err = await caught(() => listInvoices());
     expect(err).toBeInstanceOf(BadRequestError);
-    expect(server.requests.count()).toBe(1);
+    expect(mock.server.requests.count()).toBe(1);
   });
 
   it('waits as long as Retry-After (seconds) says', async () => {
-    server.faults.add({ path: invoices, status: 429, headers: { 'retry-after': '1' } });
+    mock.server.faults.add({ path: invoices, status: 429, headers: { 'retry-after': '1' } });
     const started = performance.now();
     await listInvoices();
     expect(performance.now() - started).toBeGreaterThanOrEqual(950);
-    expect(server.requests.count()).toBe(2);
+    expect(mock.server.requests.count()).toBe(2);
   });
 
   it('waits until a Retry-After HTTP-date', async () => {
     // HTTP-dates have whole seconds: aim two seconds ahead so the wait is between 1 and 2 s.
     const at = new Date(Math.floor(Date.now() / 1000) * 1000 + 2000).toUTCString();
-    server.faults.add({ path: invoices, status: 503, headers: { 'retry-after': at } });
+    mock.server.faults.add({ path: invoices, status: 503, headers: { 'retry-after': at } });
     const started = performance.now();
     await listInvoices();
     const waited = performance.now() - started;
@@ -103,40 +94,40 @@ describe('retries over HTTP', () => {
   });
 
   it('backs off without Retry-After', async () => {
-    server.faults.add({ path: invoices, status: 503 });
+    mock.server.faults.add({ path: invoices, status: 503 });
     const started = performance.now();
     await listInvoices();
     expect(performance.now() - started).toBeGreaterThanOrEqual(370);
   });
 
   it('throws RateLimitError at once when Retry-After exceeds maxRetryDelay', async () => {
-    server.faults.add({ path: invoices, status: 429, headers: { 'retry-after': '30' } });
+    mock.server.faults.add({ path: invoices, status: 429, headers: { 'retry-after': '30' } });
     const started = performance.now();
     const err = (await caught(() => listInvoices({ maxRetryDelay: 5_000 }))) as RateLimitError;
     expect(err).toBeInstanceOf(RateLimitError);
     expect(err.retryAfterMs).toBe(30_000);
     expect(performance.now() - started).toBeLessThan(1000);
-    expect(server.requests.count()).toBe(1);
+    expect(mock.server.requests.count()).toBe(1);
   });
 
   it('logs each retry at info level', async () => {
     const logger = memoryLogger();
-    server.faults.add({ path: invoices, status: 503, headers: { 'retry-after': '0' } });
+    mock.server.faults.add({ path: invoices, status: 503, headers: { 'retry-after': '0' } });
     await listInvoices({ logger, logLevel: 'info' });
     expect(logger.lines.some((l) => l.includes('retrying GET /api/invoices/ in 0 ms (retry 1 of 2)'))).toBe(
       true,
     );
   });
 
-  it('retries a connection reset before the server handled the request', async () => {
-    server.faults.add({ path: invoices, reset: 'before' });
+  it('retries a connection reset before the mock.server handled the request', async () => {
+    mock.server.faults.add({ path: invoices, reset: 'before' });
     const page = await listInvoices();
     expect(page.results.length).toBeGreaterThan(0);
-    expect(server.requests.count()).toBe(2);
+    expect(mock.server.requests.count()).toBe(2);
   });
 
   it('throws APIConnectionError with the cause when every attempt is reset', async () => {
-    server.faults.add({ path: invoices, reset: 'before', times: 3 });
+    mock.server.faults.add({ path: invoices, reset: 'before', times: 3 });
     const err = await caught(() => listInvoices({ maxRetries: 0 }));
     expect(err).toBeInstanceOf(APIConnectionError);
     expect(err.cause).toBeDefined();
@@ -145,15 +136,15 @@ describe('retries over HTTP', () => {
 
 describe('timeouts and aborts', () => {
   it('times out an attempt, retries, then throws APITimeoutError', async () => {
-    server.faults.add({ path: invoices, delayMs: 1_000, times: 2 });
+    mock.server.faults.add({ path: invoices, delayMs: 1_000, times: 2 });
     const err = await caught(() => listInvoices({ timeout: 100, maxRetries: 1 }));
     expect(err).toBeInstanceOf(APITimeoutError);
     expect(err.message).toContain('timed out after 100 ms');
-    expect(server.requests.count()).toBe(2);
+    expect(mock.server.requests.count()).toBe(2);
   });
 
   it('succeeds when a retry after a timeout is fast', async () => {
-    server.faults.add({ path: invoices, delayMs: 1_000 });
+    mock.server.faults.add({ path: invoices, delayMs: 1_000 });
     const page = await listInvoices({}, { timeout: 150 });
     expect(page.results.length).toBeGreaterThan(0);
   });
@@ -161,11 +152,11 @@ describe('timeouts and aborts', () => {
   it('sends nothing when the signal is already aborted', async () => {
     const err = await caught(() => listInvoices({}, { signal: AbortSignal.abort() }));
     expect(err).toBeInstanceOf(APIUserAbortError);
-    expect(server.requests.count()).toBe(0);
+    expect(mock.server.requests.count()).toBe(0);
   });
 
   it('aborts a request in flight', async () => {
-    server.faults.add({ path: invoices, delayMs: 2_000 });
+    mock.server.faults.add({ path: invoices, delayMs: 2_000 });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const started = performance.now();
@@ -175,27 +166,29 @@ describe('timeouts and aborts', () => {
   });
 
   it('aborts during the wait between retries', async () => {
-    server.faults.add({ path: invoices, status: 429, headers: { 'retry-after': '10' } });
+    mock.server.faults.add({ path: invoices, status: 429, headers: { 'retry-after': '10' } });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);
     const started = performance.now();
     const err = await caught(() => listInvoices({}, { signal: controller.signal }));
     expect(err).toBeInstanceOf(APIUserAbortError);
     expect(performance.now() - started).toBeLessThan(2_000);
-    expect(server.requests.count()).toBe(1);
+    expect(mock.server.requests.count()).toBe(1);
   });
 });
 
 describe('POSTs', () => {
   const core = () =>
-    new ApiCore(resolveOptions({ apiKey: server.apiKey, baseUrl: server.baseUrl, logLevel: 'off' }));
+    new ApiCore(
+      resolveOptions({ apiKey: mock.server.apiKey, baseUrl: mock.server.baseUrl, logLevel: 'off' }),
+    );
   const anything = {
     safeParse: (d: unknown) => ({ success: true as const, data: d }),
     parse: (d: unknown) => d,
   };
 
   it('never retries a POST that is not idempotent once it may have been sent', async () => {
-    server.faults.add({ path: '/api/invoices/create/', status: 503, headers: { 'retry-after': '0' } });
+    mock.server.faults.add({ path: '/api/invoices/create/', status: 503, headers: { 'retry-after': '0' } });
     const err = await caught(() =>
       core().request({
         operation: 'test.post',
@@ -206,11 +199,11 @@ describe('POSTs', () => {
       }),
     );
     expect(err).toBeInstanceOf(InternalServerError);
-    expect(server.requests.count()).toBe(1);
+    expect(mock.server.requests.count()).toBe(1);
   });
 
   it('never retries a non-idempotent POST whose connection was reset', async () => {
-    server.faults.add({ path: '/api/invoices/create/', reset: 'before' });
+    mock.server.faults.add({ path: '/api/invoices/create/', reset: 'before' });
     const err = await caught(() =>
       core().request({
         operation: 'test.post',
@@ -221,11 +214,11 @@ describe('POSTs', () => {
       }),
     );
     expect(err).toBeInstanceOf(APIConnectionError);
-    expect(server.requests.count()).toBe(1);
+    expect(mock.server.requests.count()).toBe(1);
   });
 
   it('retries a POST marked idempotent, sending the same body again', async () => {
-    server.faults.add({ path: '/api/usage/events/', status: 503, headers: { 'retry-after': '0' } });
+    mock.server.faults.add({ path: '/api/usage/events/', status: 503, headers: { 'retry-after': '0' } });
     const body = {
       account_ref_id: 'acct_active',
       product_code: 'api-gateway',
@@ -241,7 +234,7 @@ describe('POSTs', () => {
       schema: anything,
       idempotent: true,
     });
-    const sent = server.requests.all().map((r) => r.body);
+    const sent = mock.server.requests.all().map((r) => r.body);
     expect(sent).toEqual([body, body]);
   });
 

@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ResponseValidationError } from '../../src/index.js';
-import type { MockServer } from '../../src/testing/index.js';
-import { caught, clientFor, memoryLogger, startMock } from '../helpers.js';
+import { caught, clientFor, memoryLogger, useMockServer } from '../helpers.js';
 
-let server: MockServer;
-beforeAll(async () => {
-  server = await startMock();
-});
-afterAll(() => server.close());
-beforeEach(() => server.faults.clear());
+const mock = useMockServer();
 
 const tx = {
   transaction_uuid: 't1',
@@ -21,13 +15,13 @@ const tx = {
   updated_at: '2026-01-01T00:00:00Z',
 };
 const serve = (results: unknown[]) =>
-  server.faults.add({
+  mock.server.faults.add({
     path: '/api/transactions/',
     status: 200,
     body: JSON.stringify({ count: results.length, next: null, previous: null, results }),
   });
 const list = (options = {}) =>
-  clientFor(server, options).transactions.list({ account_ref_id: 'acct_active' });
+  clientFor(mock.server, options).transactions.list({ account_ref_id: 'acct_active' });
 
 describe('response validation', () => {
   it('keeps unknown fields and unknown enum values, and checks no formats', async () => {
@@ -74,7 +68,7 @@ describe('response validation', () => {
   });
 
   it('a 2xx body that is not JSON fails validation with the text kept', async () => {
-    server.faults.add({ path: '/api/transactions/', status: 200, body: 'OK' });
+    mock.server.faults.add({ path: '/api/transactions/', status: 200, body: 'OK' });
     const err = (await caught(() => list())) as ResponseValidationError;
     expect(err).toBeInstanceOf(ResponseValidationError);
     expect(err.body).toBe('OK');
