@@ -6,6 +6,8 @@ import {
   InvalidRequestError,
   NotFoundError,
   RateLimitError,
+  subscriptionsOf,
+  tierFeatures,
 } from 'billing-sdk';
 import { startMockServer } from 'billing-sdk/testing';
 
@@ -18,6 +20,116 @@ console.log(`Mock Billing API listening at ${server.baseUrl}`);
 const billing = new BillingClient({ apiKey: server.apiKey, baseUrl: server.baseUrl });
 
 try {
+  heading('Accounts: gate features on live status');
+  for (const id of ['acct_active', 'acct_past_due', 'acct_empty']) {
+    show(`isActive(${id})`, await billing.accounts.isActive({ account_ref_id: id }));
+  }
+  const multi = await billing.accounts.status({ account_ref_id: 'acct_multi' });
+  for (const sub of subscriptionsOf(multi)) {
+    show(
+      `  acct_multi ${sub.subscription_tier.product_manage_id}/${sub.subscription_tier.label_name}`,
+      sub.is_active ? 'active' : 'inactive',
+    );
+  }
+  const fix = await billing.accounts.fixSubscription({
+    account_ref_id: 'acct_past_due',
+    subscription_name: 'pro-plan',
+    tier_name: 'pro',
+  });
+  show('fixSubscription(acct_past_due)', fix?.url ?? null);
+  const nothing = await billing.accounts.fixSubscription({
+    account_ref_id: 'acct_active',
+    subscription_name: 'pro-plan',
+    tier_name: 'pro',
+  });
+  show('fixSubscription(acct_active)', nothing);
+
+  heading('Catalog: products and tiers');
+  for await (const product of billing.products.list()) {
+    show(`  ${product.label_name}`, `${product.type}${product.price ? ` ${product.price}` : ''}`);
+  }
+  for (const tier of await billing.tiers.list({ subscription_name: 'pro-plan' }).toArray()) {
+    show(
+      `  pro-plan/${tier.label_name}`,
+      `${tier.price}/${tier.billing_cycle}: ${tierFeatures(tier).join(', ')}`,
+    );
+  }
+
+  heading('Entitlements');
+  for (const code of ['export', 'admin']) {
+    const check = await billing.entitlements.check({
+      account_ref_id: 'acct_active',
+      product_code: 'ai-assistant',
+      entitlement_code: code,
+    });
+    show(`acct_active ${code}`, check.has_access ? 'granted' : 'denied');
+  }
+
+  heading('Prepaid credits: debit before the action');
+  const meter = { account_ref_id: 'acct_active', product_code: 'ai-assistant', meter_code: 'credits' };
+  show('balance', (await billing.usage.balance(meter)).balance);
+  const debit = await billing.usage.debit({ ...meter, quantity: 25, metadata: { feature: 'summarise' } });
+  show(
+    'debit 25',
+    debit.approved
+      ? `approved, ${debit.remaining_balance} left (event_key ${debit.event_key.slice(0, 8)}…)`
+      : debit.error_code,
+  );
+  const again = await billing.usage.debit({ ...meter, quantity: 25, event_key: debit.event_key });
+  show(
+    'same event_key again',
+    `${again.approved ? 'approved' : again.error_code}, balance still ${again.remaining_balance}`,
+  );
+  server.faults.add({ path: '/api/usage/credits/debit/', reset: 'after' });
+  const lost = await billing.usage.debit({ ...meter, quantity: 5 });
+  show(
+    'response lost after commit',
+    `retried with the same key: ${lost.remaining_balance} left (moved once)`,
+  );
+  const refused = await billing.usage.debit({ ...meter, quantity: 1_000_000 });
+  show(
+    'debit 1 000 000',
+    refused.approved ? 'approved?!' : `refused: ${refused.error_code}, balance ${refused.remaining_balance}`,
+  );
+
+  heading('Metered usage: record after the action');
+  const calls = { account_ref_id: 'acct_active', product_code: 'api-gateway', meter_code: 'api_calls' };
+  const event = await billing.usage.record({ ...calls, quantity: 3 });
+  show('record 3', `accepted=${event.accepted} idempotent=${event.accepted && event.idempotent}`);
+  const replay = await billing.usage.record({ ...calls, quantity: 3, event_key: event.event_key });
+  show('replay', `accepted=${replay.accepted} idempotent=${replay.accepted && replay.idempotent}`);
+  const jan = await billing.usage.summary({
+    ...calls,
+    start: new Date('2026-01-01T00:00:00Z'),
+    end: '2026-01-31T23:59:59Z',
+  });
+  show('api_calls in January 2026', jan.total_usage);
+
+  heading('Invoices: create one');
+  const created = await billing.invoices.create({
+    product_manage_id: 'prod_consulting',
+    amount: 250,
+    currency: 'usd',
+    customer_email: 'ada@example.com',
+    account_ref_id: 'acct_empty',
+  });
+  show('hosted invoice', created.hosted_invoice_url);
+
+  heading('Resolve: the public URL of a SaaS product or tier');
+  const product = await billing.resolve.publicUrl({
+    account_ref_id: 'acct_new',
+    product_name: 'ebook',
+    email: 'new@example.com',
+  });
+  show('ebook (shape A)', product.url);
+  const tierUrl = await billing.resolve.publicUrl({
+    account_ref_id: 'acct_new',
+    subscription_name: 'pro-plan',
+    tier_name: 'pro',
+    email: 'new@example.com',
+  });
+  show('pro-plan/pro (shape B)', tierUrl.url);
+
   heading('Transactions: the first page');
   const page = await billing.transactions.list({ account_ref_id: 'acct_active', page_size: 5 });
   show('transactions of acct_active', `${page.count} in all, ${page.results.length} on this page`);

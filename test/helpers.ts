@@ -1,3 +1,5 @@
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { BillingClient, type ClientOptions, type Logger } from '../src/index.js';
 import { type MockServer, type MockServerOptions, startMockServer } from '../src/testing/index.js';
@@ -55,4 +57,42 @@ export async function caught(fn: () => unknown): Promise<Error> {
     return err as Error;
   }
   throw new Error('expected an error, none was thrown');
+}
+
+/** A loopback HTTP server; `url` is its origin, `close()` ends it and its connections. */
+export interface LoopbackServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Serves a Node `(req, res)` listener on 127.0.0.1 with an ephemeral port. */
+export async function serveNode(listener: RequestListener): Promise<LoopbackServer> {
+  const server = createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Serves a Fetch API handler (`Request` → `Response`) over real HTTP on loopback. */
+export function serveFetch(handler: (request: Request) => Promise<Response>): Promise<LoopbackServer> {
+  return serveNode(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers))
+      if (typeof value === 'string') headers.set(name, value);
+    const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks);
+    const response = await handler(
+      new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body }),
+    );
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  });
 }

@@ -66,7 +66,8 @@ function bodyOf(req: NodeWebhookRequest, limit: number): Promise<string | object
   }
   // Express leaves `{}` when no parser matched the content type; then the stream is still unread.
   if (parsed && typeof parsed === 'object' && (Object.keys(parsed).length > 0 || req.readableEnded)) {
-    return Promise.resolve(parsed);
+    // The raw size is gone once a parser ran; the re-serialised size is the closest measure.
+    return Promise.resolve(byteLength(JSON.stringify(parsed)) > limit ? undefined : parsed);
   }
   if (Number(req.headers['content-length']) > limit) return Promise.resolve(undefined);
   return new Promise((resolve, reject) => {
