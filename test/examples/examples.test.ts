@@ -1,0 +1,42 @@
+import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+// Every program in examples/ runs against the embedded mock (npm test builds the package first).
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+const env = { ...process.env, BILLING_BASE_URL: '', BILLING_API_KEY: '' };
+
+/** What each example must print: proof that it did its job, not only that it exited. */
+const expected: Record<string, RegExp[]> = {
+  'demo.mjs': [
+    /isActive\(acct_active\)\s+true/,
+    /response lost after commit\s+retried with the same key: 970 left/,
+    /Done:/,
+  ],
+  'paywall-hono.mjs': [
+    /→ 302 http:\/\/127\.0\.0\.1:\d+\/t\/tu_pro_plan_pro\?u=ey/,
+    /hosted page → 200 for account acct_new/,
+  ],
+  'invoice-report.mjs': [/^45 invoices for acct_active$/m, /^paid\s+usd\s+25\b/m],
+  'metering.mjs': [/job-2: \{ ran: false, reason: 'insufficient_credits'/, /credits left: 960/],
+};
+
+describe('examples/', () => {
+  const programs = readdirSync(`${root}examples`).filter((f) => f.endsWith('.mjs'));
+
+  it('every example has expectations here', () => {
+    expect(programs.sort()).toEqual(Object.keys(expected).sort());
+  });
+
+  it.each(programs)('%s runs against the mock', async (program) => {
+    const { stdout } = await run(process.execPath, [`examples/${program}`], {
+      cwd: root,
+      env,
+      timeout: 30_000,
+    });
+    for (const pattern of expected[program] ?? []) expect(stdout).toMatch(pattern);
+  });
+});
