@@ -4,12 +4,29 @@ import { defineConfig } from 'tsup';
 // works even where Node cannot `require()` an ES module (--no-experimental-require-module).
 const esmOnly = ['ky', 'p-retry', 'is-network-error', 'jose'];
 
-const shared = { dts: true, sourcemap: true, target: 'es2022', treeshake: true } as const;
+const shared = { sourcemap: true, target: 'es2022' } as const;
 
 export default defineConfig([
-  // The main entry runs anywhere fetch exists: no Node built-in may creep in.
-  { ...shared, entry: { index: 'src/index.ts' }, format: ['esm'], platform: 'neutral', clean: true },
-  { ...shared, entry: { index: 'src/index.ts' }, format: ['cjs'], platform: 'neutral', noExternal: esmOnly },
+  // ESM: one file per module, so that with `sideEffects: false` an app's bundler drops every module
+  // the app does not use (schemas, resources, jose). A single bundled file would keep them all.
+  {
+    ...shared,
+    entry: ['src/**/*.ts', '!src/testing/**'],
+    format: ['esm'],
+    platform: 'neutral',
+    bundle: false,
+    clean: true,
+    dts: { entry: { index: 'src/index.ts' } },
+  },
+  // CJS: one bundled file, with the ESM-only dependencies inside.
+  {
+    ...shared,
+    entry: { index: 'src/index.ts' },
+    format: ['cjs'],
+    platform: 'neutral',
+    noExternal: esmOnly,
+    dts: true,
+  },
   // The mock server is Node-only. hono is bundled into it so that it is not a runtime dependency.
   {
     ...shared,
@@ -17,6 +34,7 @@ export default defineConfig([
     format: ['esm'],
     platform: 'node',
     noExternal: ['hono'],
+    dts: true,
   },
   {
     ...shared,
@@ -24,5 +42,6 @@ export default defineConfig([
     format: ['cjs'],
     platform: 'node',
     noExternal: ['hono', ...esmOnly],
+    dts: true,
   },
 ]);

@@ -36,7 +36,7 @@ export type { AuthHeader, ClientOptions, FetchLike, RequestOptions, ValidationMo
 export { Page, PagePromise } from './core/pagination.js';
 export type { SafeParseResult, Schema, SchemaIssue } from './core/schema.js';
 export { type HostedLinkTarget, type SignHostedLinkParams, signHostedLink } from './links/sign.js';
-export { type VerifiedHostedLink, verifyHostedLink } from './links/verify.js';
+export { type HostedLinkClaims, type VerifiedHostedLink, verifyHostedLink } from './links/verify.js';
 export type { AccountStatusParams, Accounts, FixSubscriptionParams } from './resources/accounts.js';
 export type { EntitlementCheckParams, Entitlements } from './resources/entitlements.js';
 export type { InvoiceCreateParams, InvoiceListParams, Invoices } from './resources/invoices.js';

@@ -1,4 +1,3 @@
-import { SignJWT } from 'jose';
 import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors.js';
 
 /** Where the link points: a full URL (e.g. from `resolve.publicUrl`), or the app URL and a page id. */
@@ -33,6 +32,7 @@ const encoder = new TextEncoder();
  */
 export async function signHostedLink(params: SignHostedLinkParams): Promise<string> {
   const target = linkUrl(params);
+  const { SignJWT } = await import('./jose-sign.js');
   let token = new SignJWT({ account_ref_id: params.account_ref_id })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuedAt();

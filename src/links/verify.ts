@@ -1,12 +1,25 @@
-import { errors, type JWTPayload, jwtVerify } from 'jose';
+// A static import: nothing in the client reaches this module, so only apps that verify links bundle it.
+import { errors, jwtVerify } from 'jose';
 import { HostedLinkError } from '../core/errors.js';
+
+/** The claims of a hosted-link token. */
+export interface HostedLinkClaims {
+  /** The account the link was signed for. */
+  account_ref_id: string;
+  /** Issued at, seconds since the epoch. */
+  iat?: number;
+  /** Expires at, seconds since the epoch (only when signed with `expiresIn`). */
+  exp?: number;
+  /** Any other claim. */
+  [claim: string]: unknown;
+}
 
 /** What {@link verifyHostedLink} returns. */
 export interface VerifiedHostedLink {
   /** The account the link was signed for. */
   account_ref_id: string;
   /** Every claim of the token. */
-  claims: JWTPayload & { account_ref_id: string };
+  claims: HostedLinkClaims;
 }
 
 const encoder = new TextEncoder();
@@ -29,7 +42,7 @@ export async function verifyHostedLink(urlOrToken: string, signingKey: string): 
     if (typeof payload.account_ref_id !== 'string' || payload.account_ref_id === '') {
       throw new HostedLinkError('missing_claim', 'hosted link token has no account_ref_id claim');
     }
-    return { account_ref_id: payload.account_ref_id, claims: payload as VerifiedHostedLink['claims'] };
+    return { account_ref_id: payload.account_ref_id, claims: payload as HostedLinkClaims };
   } catch (err) {
     if (err instanceof HostedLinkError) throw err;
     throw fromJose(err);

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -66,9 +66,15 @@ describe('the built package', () => {
     }
   });
 
-  it('the main entry imports no Node built-in', () => {
-    for (const file of ['index.js', 'index.cjs']) {
-      expect(readFileSync(dist(file), 'utf8'), file).not.toMatch(/(require\(|from )['"]node:/);
+  it('the main entry imports no Node built-in, in any of its files', () => {
+    const files = readdirSync(dist(''), { recursive: true, encoding: 'utf8' }).filter(
+      (f) => /\.(c?js)$/.test(f) && !f.startsWith('testing'),
+    );
+    expect(files.length).toBeGreaterThan(20);
+    for (const file of files) {
+      expect(readFileSync(dist(file), 'utf8'), file).not.toMatch(
+        /(require\(|from |import\()\s*['"](node:|fs|http|path|crypto|stream|buffer|util)['"/]/,
+      );
     }
   });
 });
