@@ -64,6 +64,8 @@ export function createMockApp(options: MockOptions = {}): MockApp {
     store: core.store,
     faults: core.faults,
     requests: core.requests,
+    webhooks: core.webhooks.api,
+    lifecycle: core.lifecycle,
     apiKey: core.config.apiKey,
     signingKey: core.config.signingKey,
     reset: core.reset,

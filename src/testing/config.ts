@@ -1,5 +1,6 @@
 import { DEMO } from './seed.js';
 import type { MockOptions } from './types.js';
+import type { RetryPolicy } from './webhooks/deliver.js';
 
 /** Options with every default applied; what routes read. */
 export interface MockConfig {
@@ -9,6 +10,17 @@ export interface MockConfig {
   appUrl: string | undefined;
   cors: boolean;
   refusalStatus: { insufficientCredits: number; invalidUsageModel: number };
+  /** Receiver registered at start and on reset. */
+  webhookUrl: string | undefined;
+  webhookRetry: RetryPolicy;
+}
+
+/** A bad retry option would silently mean "never deliver" or a busy loop; refuse it up front. */
+function atLeast(value: number, min: number, name: string, integer: boolean): number {
+  if (!Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
+    throw new RangeError(`webhookRetry.${name} must be ${integer ? 'an integer' : 'a number'} >= ${min}`);
+  }
+  return value;
 }
 
 /** Applies the documented defaults. */
@@ -21,6 +33,12 @@ export function resolveConfig(options: MockOptions = {}): MockConfig {
     refusalStatus: {
       insufficientCredits: options.refusalStatus?.insufficientCredits ?? 402,
       invalidUsageModel: options.refusalStatus?.invalidUsageModel ?? 422,
+    },
+    webhookUrl: options.webhookUrl,
+    webhookRetry: {
+      attempts: atLeast(options.webhookRetry?.attempts ?? 5, 1, 'attempts', true),
+      delayMs: atLeast(options.webhookRetry?.delayMs ?? 50, 0, 'delayMs', false),
+      timeoutMs: atLeast(options.webhookRetry?.timeoutMs ?? 5000, 1, 'timeoutMs', false),
     },
   };
 }

@@ -1,10 +1,12 @@
 import { type MockConfig, resolveConfig } from './config.js';
 import { createDispatch, type Dispatch } from './dispatch.js';
 import { MockFaults } from './faults.js';
+import { createLifecycle, type MockLifecycle } from './lifecycle/lifecycle.js';
 import { RecordedRequests } from './requests.js';
 import { createRouter } from './router.js';
 import { MockStore } from './store.js';
 import type { MockOptions } from './types.js';
+import { createWebhookChannel, type WebhookChannel } from './webhooks/registry.js';
 
 /** Everything one mock instance owns, shared by the in-process app and the TCP server. */
 export interface MockCore {
@@ -13,6 +15,8 @@ export interface MockCore {
   faults: MockFaults;
   requests: RecordedRequests;
   dispatch: Dispatch;
+  webhooks: WebhookChannel;
+  lifecycle: MockLifecycle;
   reset(): void;
 }
 
@@ -23,16 +27,20 @@ export function createMockCore(options: MockOptions = {}): MockCore {
   const faults = new MockFaults();
   const requests = new RecordedRequests();
   const router = createRouter({ store, config });
+  const webhooks = createWebhookChannel({ url: config.webhookUrl, retry: config.webhookRetry });
   return {
     config,
     store,
     faults,
     requests,
     dispatch: createDispatch({ router, faults, requests, config }),
+    webhooks,
+    lifecycle: createLifecycle(store, webhooks.send),
     reset() {
       store.reset();
       faults.clear();
       requests.clear();
+      webhooks.reset();
     },
   };
 }

@@ -4,6 +4,7 @@ import { preflightResponse, withCors } from './cors.js';
 import { defaultFaultBody } from './errors.js';
 import type { Fault, MockFaults } from './faults.js';
 import { type RecordedRequests, recordRequest } from './requests.js';
+import { sleep } from './sleep.js';
 
 /**
  * How a transport drops a connection. Over TCP the socket is destroyed; in process there is no
@@ -18,22 +19,6 @@ export interface Connection {
 
 /** Handles one request end to end: CORS, recording, faults, then the router. */
 export type Dispatch = (request: Request, connection: Connection) => Promise<Response>;
-
-/** Resolves true after `ms`, or false as soon as the signal aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 function faultResponse(fault: Fault, status: number): Response {
   const headers = new Headers(fault.headers);

@@ -7,6 +7,8 @@ export { createMockApp } from './app.js';
 export { NOT_FOUND_MESSAGE } from './errors.js';
 export type { Fault } from './faults.js';
 export { MockFaults } from './faults.js';
+export type { MockLifecycle } from './lifecycle/lifecycle.js';
+export type { MockLifecycleParams } from './lifecycle/target.js';
 export type {
   AccountRecord,
   InvoiceRecord,
@@ -18,6 +20,7 @@ export type {
   TransactionRecord,
   TransactionStatus,
   UsageEventRecord,
+  UsageFields,
   UsageModel,
 } from './records.js';
 export { INVOICE_STATUSES, POSTPAID_USAGE_MODELS, TRANSACTION_STATUSES } from './records.js';
@@ -39,3 +42,7 @@ export type {
 } from './store.js';
 export { MockStore } from './store.js';
 export type { MockApp, MockFetch, MockOptions, MockServer, MockServerOptions } from './types.js';
+export type { MockWebhookRetry, WebhookAttempt, WebhookDelivery } from './webhooks/deliver.js';
+export type { MockLifecycleEvent, MockWebhookPayload } from './webhooks/payload.js';
+export { LIFECYCLE_EVENTS } from './webhooks/payload.js';
+export type { MockWebhooks } from './webhooks/registry.js';

@@ -84,6 +84,11 @@ export interface SubscriptionRecord {
   product_manage_id: string;
   tier_label_name: string;
   is_active: boolean;
+  /**
+   * A cancellation is scheduled for the end of the paid period: still active until then. Not in
+   * the reference; the status endpoint shows it (as an extra field) only while true.
+   */
+  cancel_at_period_end?: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -124,14 +129,21 @@ export interface TransactionRecord {
   updated_at: string;
 }
 
-/** An approved debit, stored under its event_key so that a replay answers the original result. */
-export interface LedgerEntry {
+/**
+ * What a debit and a usage event both carry: the body of `usage/credits/debit/` and
+ * `usage/events/`, validated the same way and stored under the same `event_key` idempotency rule.
+ */
+export interface UsageFields {
   event_key: string;
   account_ref_id: string;
   product_code: string;
   meter_code: string;
   quantity: number;
   metadata: Record<string, unknown> | null;
+}
+
+/** An approved debit, stored under its event_key so that a replay answers the original result. */
+export interface LedgerEntry extends UsageFields {
   created_at: string;
   /** HTTP status of the original answer. */
   status: number;
@@ -140,13 +152,7 @@ export interface LedgerEntry {
 }
 
 /** A recorded (immutable) usage event of a postpaid product. */
-export interface UsageEventRecord {
-  event_key: string;
-  account_ref_id: string;
-  product_code: string;
-  meter_code: string;
-  quantity: number;
-  metadata: Record<string, unknown> | null;
+export interface UsageEventRecord extends UsageFields {
   /** When the usage happened; `usage/summary` ranges compare against it. */
   timestamp: string;
 }

@@ -94,6 +94,14 @@ function subscriptionTier(store: MockStore, subscription: SubscriptionRecord): R
   });
 }
 
+/**
+ * `cancel_at_period_end: true` while a cancellation is scheduled, nothing otherwise: the flag is
+ * not in the reference, so ordinary answers keep exactly the documented shape.
+ */
+function cancellationScheduled(subscription: SubscriptionRecord): { cancel_at_period_end?: true } {
+  return subscription.cancel_at_period_end === true ? { cancel_at_period_end: true } : {};
+}
+
 /** The single form of account status (one subscription). */
 export function statusSingleWire(
   store: MockStore,
@@ -107,6 +115,7 @@ export function statusSingleWire(
     created_at: subscription.created_at,
     updated_at: subscription.updated_at,
     subscription_tier: subscriptionTier(store, subscription),
+    ...cancellationScheduled(subscription),
   };
 }
 
@@ -124,6 +133,7 @@ export function statusMultipleWire(
       created_at: s.created_at,
       updated_at: s.updated_at,
       subscription_tier: subscriptionTier(store, s),
+      ...cancellationScheduled(s),
     })),
     total_subscriptions: subscriptions.length,
   };

@@ -33,8 +33,11 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     store: core.store,
     faults: core.faults,
     requests: core.requests,
+    webhooks: core.webhooks.api,
+    lifecycle: core.lifecycle,
     reset: core.reset,
     close() {
+      core.webhooks.cancel();
       return new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         // Keep-alive sockets would otherwise hold close() open until they time out.

@@ -1,7 +1,10 @@
 import type { MockFaults } from './faults.js';
+import type { MockLifecycle } from './lifecycle/lifecycle.js';
 import type { RecordedRequests } from './requests.js';
 import type { SeedName } from './seed.js';
 import type { MockStore } from './store.js';
+import type { MockWebhookRetry } from './webhooks/deliver.js';
+import type { MockWebhooks } from './webhooks/registry.js';
 
 /** Options shared by {@link createMockApp} and {@link startMockServer}. */
 export interface MockOptions {
@@ -32,6 +35,16 @@ export interface MockOptions {
     /** Debit or event for a product/meter with the wrong usage model; default 422. */
     invalidUsageModel?: number;
   };
+  /**
+   * Receiver of lifecycle webhooks from the start (and again after `reset()`), e.g. a local
+   * handler's URL; same as calling `webhooks.register(url)`.
+   */
+  webhookUrl?: string;
+  /**
+   * How a webhook the receiver does not acknowledge is retried. The reference does not document
+   * the schedule; defaults are short so that tests stay fast: 5 tries, 50 ms doubling, 5 s each.
+   */
+  webhookRetry?: MockWebhookRetry;
 }
 
 /** A fetch-compatible function; accepts what `globalThis.fetch` accepts. */
@@ -50,7 +63,15 @@ export interface MockApp {
   requests: RecordedRequests;
   apiKey: string;
   signingKey: string;
-  /** Restores the seed, clears faults and the request log: a clean slate between tests. */
+  /** Where lifecycle webhooks go, and what was delivered. */
+  webhooks: MockWebhooks;
+  /** Simulated processor events: change the account, then post the webhook. */
+  lifecycle: MockLifecycle;
+  /**
+   * A clean slate between tests: restores the seed, clears faults and the request log, abandons
+   * webhook deliveries under way, empties the delivery log and registers `options.webhookUrl`
+   * again (or none).
+   */
   reset(): void;
 }
 
@@ -71,8 +92,15 @@ export interface MockServer {
   store: MockStore;
   faults: MockFaults;
   requests: RecordedRequests;
-  /** Restores the seed, clears faults and the request log. */
+  /** Where lifecycle webhooks go, and what was delivered. */
+  webhooks: MockWebhooks;
+  /** Simulated processor events: change the account, then post the webhook. */
+  lifecycle: MockLifecycle;
+  /** As {@link MockApp.reset}: seed, faults, request log, webhook registration and log. */
   reset(): void;
-  /** Stops listening and drops open (keep-alive) connections; resolves once closed. */
+  /**
+   * Stops listening and drops open (keep-alive) connections; resolves once closed. Webhook
+   * deliveries under way are abandoned, so no retry outlives the server.
+   */
   close(): Promise<void>;
 }

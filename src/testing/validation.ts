@@ -90,6 +90,69 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * How one body field is checked. Every body field follows the same DRF order (required, then
+ * type, then value checks, reporting only the first problem), so the fields differ only in these.
+ */
+export interface FieldRule<T> {
+  /** The JSON type (and representation) the field must have. */
+  is: (value: unknown) => value is T;
+  /** Reported when `is` fails. */
+  type: string;
+  /** Value checks after the type check, in order; the first that fails is reported. */
+  checks?: readonly (readonly [check: (value: T) => boolean, message: string])[];
+}
+
+/**
+ * Reads one body field by its rule. `undefined` and `null` both count as absent (reported only
+ * when `required`); a field with a problem also reads as undefined, so callers check `errors`.
+ */
+export function bodyField<T>(
+  body: Record<string, unknown>,
+  name: string,
+  errors: FieldErrors,
+  required: boolean,
+  rule: FieldRule<T>,
+): T | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) {
+    if (required) errors.add(name, MESSAGES.required);
+    return undefined;
+  }
+  if (!rule.is(value)) {
+    errors.add(name, rule.type);
+    return undefined;
+  }
+  const failed = rule.checks?.find(([check]) => !check(value));
+  if (failed) {
+    errors.add(name, failed[1]);
+    return undefined;
+  }
+  return value;
+}
+
+const isString = (value: unknown): value is string => typeof value === 'string';
+
+const STRING: FieldRule<string> = { is: isString, type: MESSAGES.string };
+const NON_BLANK_STRING: FieldRule<string> = {
+  ...STRING,
+  checks: [[(value) => value.trim() !== '', MESSAGES.blank]],
+};
+
+/** A positive integer (JSON number), as usage `quantity` must be. */
+export const POSITIVE_INTEGER: FieldRule<number> = {
+  is: (value): value is number => typeof value === 'number' && Number.isSafeInteger(value),
+  type: MESSAGES.integer,
+  checks: [[(value) => value >= 1, MESSAGES.minOne]],
+};
+
+/** A positive finite JSON number, as an invoice `amount` must be. */
+export const POSITIVE_NUMBER: FieldRule<number> = {
+  is: (value): value is number => typeof value === 'number' && Number.isFinite(value),
+  type: MESSAGES.number,
+  checks: [[(value) => value > 0, MESSAGES.positive]],
+};
+
 /** A string body field; `required` fields must also be non-blank. */
 export function bodyString(
   body: Record<string, unknown>,
@@ -97,64 +160,17 @@ export function bodyString(
   errors: FieldErrors,
   required: boolean,
 ): string | undefined {
-  const value = body[name];
-  if (value === undefined || value === null) {
-    if (required) errors.add(name, MESSAGES.required);
-    return undefined;
-  }
-  if (typeof value !== 'string') {
-    errors.add(name, MESSAGES.string);
-    return undefined;
-  }
-  if (required && value.trim() === '') {
-    errors.add(name, MESSAGES.blank);
-    return undefined;
-  }
-  return value;
+  return bodyField(body, name, errors, required, required ? NON_BLANK_STRING : STRING);
 }
 
-/** A required positive integer (JSON number), as `quantity` must be. */
-export function bodyPositiveInteger(
+/** A required numeric field; `rule` ({@link POSITIVE_INTEGER}, {@link POSITIVE_NUMBER}) says which numbers pass. */
+export function bodyNumber(
   body: Record<string, unknown>,
   name: string,
   errors: FieldErrors,
+  rule: FieldRule<number>,
 ): number | undefined {
-  const value = body[name];
-  if (value === undefined || value === null) {
-    errors.add(name, MESSAGES.required);
-    return undefined;
-  }
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-    errors.add(name, MESSAGES.integer);
-    return undefined;
-  }
-  if (value < 1) {
-    errors.add(name, MESSAGES.minOne);
-    return undefined;
-  }
-  return value;
-}
-
-/** A required positive finite JSON number, as an invoice `amount` must be. */
-export function bodyPositiveNumber(
-  body: Record<string, unknown>,
-  name: string,
-  errors: FieldErrors,
-): number | undefined {
-  const value = body[name];
-  if (value === undefined || value === null) {
-    errors.add(name, MESSAGES.required);
-    return undefined;
-  }
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    errors.add(name, MESSAGES.number);
-    return undefined;
-  }
-  if (value <= 0) {
-    errors.add(name, MESSAGES.positive);
-    return undefined;
-  }
-  return value;
+  return bodyField(body, name, errors, true, rule);
 }
 
 /** An optional boolean field; `null` counts as absent. */
@@ -163,13 +179,10 @@ export function bodyBoolean(
   name: string,
   errors: FieldErrors,
 ): boolean | undefined {
-  const value = body[name];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'boolean') {
-    errors.add(name, MESSAGES.boolean);
-    return undefined;
-  }
-  return value;
+  return bodyField(body, name, errors, false, {
+    is: (value): value is boolean => typeof value === 'boolean',
+    type: MESSAGES.boolean,
+  });
 }
 
 /** An optional JSON-object field such as `metadata`; `null` counts as absent. */
@@ -178,13 +191,7 @@ export function bodyObject(
   name: string,
   errors: FieldErrors,
 ): Record<string, unknown> | null {
-  const value = body[name];
-  if (value === undefined || value === null) return null;
-  if (!isPlainObject(value)) {
-    errors.add(name, MESSAGES.object);
-    return null;
-  }
-  return value;
+  return bodyField(body, name, errors, false, { is: isPlainObject, type: MESSAGES.object }) ?? null;
 }
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;

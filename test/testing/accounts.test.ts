@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO, type MockServer, startMockServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { DEMO } from '../../src/testing/index.js';
+import { useMockServer } from '../helpers.js';
 import { client, obj } from './helpers.js';
 
 const NOT_FOUND = { error: 'Account not found or invalid subscription tier' };
 
 describe('mock server: account status', () => {
-  let server: MockServer;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    server = await startMockServer();
-    api = client(server);
-  });
-  afterAll(() => server.close());
+  const mock = useMockServer();
+  const api = client(mock);
 
   it('answers the single form for an account with one subscription', async () => {
     const r = await api.get(`account/${DEMO.accounts.active}/status/`);
@@ -100,13 +96,8 @@ describe('mock server: account status', () => {
 });
 
 describe('mock server: fix-subscription', () => {
-  let server: MockServer;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    server = await startMockServer();
-    api = client(server);
-  });
-  afterAll(() => server.close());
+  const mock = useMockServer();
+  const api = client(mock);
 
   const fix = (account: string, subscription = 'pro-plan', tier = 'pro') =>
     api.get(
@@ -116,7 +107,7 @@ describe('mock server: fix-subscription', () => {
   it('returns the hosted URL of the past-due invoice', async () => {
     const r = await fix(DEMO.accounts.pastDue);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ url: `${server.appUrl}/i/${DEMO.pastDueInvoiceId}` });
+    expect(r.body).toEqual({ url: `${mock.server.appUrl}/i/${DEMO.pastDueInvoiceId}` });
     // The hosted invoice page exists on the mock.
     const page = await fetch(String(obj(r.body).url));
     expect(page.status).toBe(200);
@@ -131,14 +122,10 @@ describe('mock server: fix-subscription', () => {
   });
 
   it('answers an empty body once the invoice is no longer open', async () => {
-    server.store.setInvoiceStatus(DEMO.pastDueInvoiceId, 'paid');
-    try {
-      const r = await fix(DEMO.accounts.pastDue);
-      expect(r.status).toBe(200);
-      expect(r.text).toBe('');
-    } finally {
-      server.store.setInvoiceStatus(DEMO.pastDueInvoiceId, 'open');
-    }
+    mock.server.store.setInvoiceStatus(DEMO.pastDueInvoiceId, 'paid');
+    const r = await fix(DEMO.accounts.pastDue);
+    expect(r.status).toBe(200);
+    expect(r.text).toBe('');
   });
 
   it('lists every missing field', async () => {

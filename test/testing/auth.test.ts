@@ -1,22 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO, type MockServer, startMockServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { DEMO, startMockServer } from '../../src/testing/index.js';
+import { useMockServer } from '../helpers.js';
 import { client } from './helpers.js';
 
 describe('mock server: authentication and routing', () => {
-  let server: MockServer;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    server = await startMockServer();
-    api = client(server);
-  });
-  afterAll(() => server.close());
+  const mock = useMockServer();
+  const api = client(mock);
 
   it('listens on loopback with the documented URLs and default keys', () => {
-    expect(server.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/$/);
-    expect(server.appUrl).toBe(server.baseUrl.replace(/\/api\/$/, ''));
-    expect(server.apiKey).toBe('mock-api-key-demo');
-    expect(server.signingKey).toBe('mock-signing-key-demo');
-    expect(server.apiKey).toBe(DEMO.apiKey);
+    expect(mock.server.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/$/);
+    expect(mock.server.appUrl).toBe(mock.server.baseUrl.replace(/\/api\/$/, ''));
+    expect(mock.server.apiKey).toBe('mock-api-key-demo');
+    expect(mock.server.signingKey).toBe('mock-signing-key-demo');
+    expect(mock.server.apiKey).toBe(DEMO.apiKey);
   });
 
   it('accepts Authorization: Bearer', async () => {
@@ -26,7 +22,7 @@ describe('mock server: authentication and routing', () => {
   });
 
   it('accepts X-API-Key', async () => {
-    const r = await api.get('products/', { authorization: '', 'x-api-key': server.apiKey });
+    const r = await api.get('products/', { authorization: '', 'x-api-key': mock.server.apiKey });
     expect(r.status).toBe(200);
   });
 
@@ -77,7 +73,7 @@ describe('mock server: authentication and routing', () => {
     try {
       expect(other.apiKey).toBe('custom-key');
       expect(other.signingKey).toBe('custom-signing');
-      expect(other.baseUrl).not.toBe(server.baseUrl);
+      expect(other.baseUrl).not.toBe(mock.server.baseUrl);
       const ok = await fetch(`${other.baseUrl}products/`, { headers: { 'x-api-key': 'custom-key' } });
       expect(ok.status).toBe(200);
       const refused = await fetch(`${other.baseUrl}products/`, { headers: { 'x-api-key': DEMO.apiKey } });

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO, type MockServer, startMockServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { DEMO } from '../../src/testing/index.js';
+import { useMockServer } from '../helpers.js';
 import { client, obj, results } from './helpers.js';
 
 describe('mock server: tiers and products', () => {
-  let server: MockServer;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    server = await startMockServer();
-    api = client(server);
-  });
-  afterAll(() => server.close());
+  const mock = useMockServer();
+  const api = client(mock);
 
   it('lists every tier in a count/results envelope without links', async () => {
     const body = obj((await api.get('tiers/')).body);

@@ -1,13 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MockServer, startMockServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import type { MockServer } from '../../src/testing/index.js';
+import { useMockServer } from '../helpers.js';
 
 describe('mock server: CORS', () => {
-  let withCors: MockServer;
-  let without: MockServer;
-  beforeAll(async () => {
-    [withCors, without] = await Promise.all([startMockServer({ cors: true }), startMockServer()]);
-  });
-  afterAll(() => Promise.all([withCors.close(), without.close()]));
+  const cors = useMockServer({ cors: true });
+  const plain = useMockServer();
 
   const preflight = (server: MockServer) =>
     fetch(`${server.baseUrl}usage/credits/debit/`, {
@@ -20,7 +17,7 @@ describe('mock server: CORS', () => {
     });
 
   it('answers preflights without a key when enabled', async () => {
-    const r = await preflight(withCors);
+    const r = await preflight(cors.server);
     expect(r.status).toBe(204);
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
     const allowed = (r.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/\s*,\s*/);
@@ -28,19 +25,21 @@ describe('mock server: CORS', () => {
       expect.arrayContaining(['authorization', 'x-api-key', 'content-type', 'idempotency-key']),
     );
     expect(r.headers.get('access-control-allow-methods')).toContain('POST');
-    expect(withCors.requests.count()).toBe(0);
+    expect(cors.server.requests.count()).toBe(0);
   });
 
   it('adds the headers to every response, errors and faults included', async () => {
-    const ok = await fetch(`${withCors.baseUrl}products/`, { headers: { 'x-api-key': withCors.apiKey } });
+    const ok = await fetch(`${cors.server.baseUrl}products/`, {
+      headers: { 'x-api-key': cors.server.apiKey },
+    });
     expect(ok.headers.get('access-control-allow-origin')).toBe('*');
     expect(ok.headers.get('content-type')).toBe('application/json');
-    const denied = await fetch(`${withCors.baseUrl}products/`);
+    const denied = await fetch(`${cors.server.baseUrl}products/`);
     expect(denied.status).toBe(401);
     expect(denied.headers.get('access-control-allow-origin')).toBe('*');
-    withCors.faults.add({ status: 429, headers: { 'retry-after': '2' } });
-    const limited = await fetch(`${withCors.baseUrl}products/`, {
-      headers: { 'x-api-key': withCors.apiKey },
+    cors.server.faults.add({ status: 429, headers: { 'retry-after': '2' } });
+    const limited = await fetch(`${cors.server.baseUrl}products/`, {
+      headers: { 'x-api-key': cors.server.apiKey },
     });
     expect(limited.status).toBe(429);
     expect(limited.headers.get('access-control-allow-origin')).toBe('*');
@@ -48,10 +47,12 @@ describe('mock server: CORS', () => {
   });
 
   it('stays off by default', async () => {
-    const r = await preflight(without);
+    const r = await preflight(plain.server);
     expect(r.status).toBe(401);
     expect(r.headers.get('access-control-allow-origin')).toBeNull();
-    const ok = await fetch(`${without.baseUrl}products/`, { headers: { 'x-api-key': without.apiKey } });
+    const ok = await fetch(`${plain.server.baseUrl}products/`, {
+      headers: { 'x-api-key': plain.server.apiKey },
+    });
     expect(ok.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

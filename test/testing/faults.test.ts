@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEMO, type MockServer, startMockServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { DEMO } from '../../src/testing/index.js';
+import { useMockServer } from '../helpers.js';
 import { client, obj } from './helpers.js';
 
 const A = DEMO.accounts.active;
@@ -7,16 +8,10 @@ const AI = DEMO.products.aiAssistant.product_code;
 const DEBIT_PATH = '/api/usage/credits/debit/';
 
 describe('mock server: fault injection', () => {
-  let server: MockServer;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    server = await startMockServer();
-    api = client(server);
-  });
-  beforeEach(() => server.reset());
-  afterAll(() => server.close());
+  const mock = useMockServer();
+  const api = client(mock);
 
-  const balance = () => server.store.balance(A, AI, 'credits');
+  const balance = () => mock.server.store.balance(A, AI, 'credits');
   const debit = (eventKey: string, quantity = 10) =>
     api.post('usage/credits/debit/', {
       account_ref_id: A,
@@ -27,7 +22,7 @@ describe('mock server: fault injection', () => {
     });
 
   it('answers a status fault with Retry-After and the default 429 body, once', async () => {
-    server.faults.add({ path: '/api/products/', status: 429, headers: { 'retry-after': '1' } });
+    mock.server.faults.add({ path: '/api/products/', status: 429, headers: { 'retry-after': '1' } });
     const first = await api.get('products/');
     expect(first.status).toBe(429);
     expect(first.headers.get('retry-after')).toBe('1');
@@ -35,20 +30,20 @@ describe('mock server: fault injection', () => {
     expect(first.body).toEqual({ detail: 'Request was throttled.' });
     const second = await api.get('products/');
     expect(second.status).toBe(200);
-    expect(server.faults.size).toBe(0);
+    expect(mock.server.faults.size).toBe(0);
   });
 
   it('replaces the handler: a status fault on a debit changes nothing', async () => {
-    server.faults.add({ method: 'POST', path: DEBIT_PATH, status: 503 });
+    mock.server.faults.add({ method: 'POST', path: DEBIT_PATH, status: 503 });
     const r = await debit('f-503');
     expect(r.status).toBe(503);
     expect(r.body).toEqual({ detail: 'Service unavailable.' });
     expect(balance()).toBe(1000);
-    expect(server.store.ledger.has('f-503')).toBe(false);
+    expect(mock.server.store.ledger.has('f-503')).toBe(false);
   });
 
   it('uses a custom raw body and counts `times`', async () => {
-    server.faults.add({
+    mock.server.faults.add({
       path: /^\/api\/tiers\//,
       status: 500,
       body: 'boom',
@@ -65,34 +60,34 @@ describe('mock server: fault injection', () => {
   });
 
   it('matches method and path prefix, and consumes faults in order', async () => {
-    server.faults.add({ method: 'POST', path: '/api/invoices/', status: 409 });
-    server.faults.add({ path: '/api/invoices/', status: 502 });
-    server.faults.add({ path: '/api/invoices/', status: 504 });
+    mock.server.faults.add({ method: 'POST', path: '/api/invoices/', status: 409 });
+    mock.server.faults.add({ path: '/api/invoices/', status: 502 });
+    mock.server.faults.add({ path: '/api/invoices/', status: 504 });
     // GET skips the POST-only fault and takes the first GET-compatible one.
     expect((await api.get(`invoices/?account_ref_id=${A}`)).status).toBe(502);
     expect((await api.get(`invoices/?account_ref_id=${A}`)).status).toBe(504);
     expect((await api.get(`invoices/?account_ref_id=${A}`)).status).toBe(200);
-    expect(server.faults.pending()).toEqual([expect.objectContaining({ status: 409 })]);
-    server.faults.clear();
-    expect(server.faults.size).toBe(0);
+    expect(mock.server.faults.pending()).toEqual([expect.objectContaining({ status: 409 })]);
+    mock.server.faults.clear();
+    expect(mock.server.faults.size).toBe(0);
   });
 
   it('an Infinity fault keeps matching until cleared', async () => {
-    server.faults.add({ path: '/api/products/', status: 500, times: Number.POSITIVE_INFINITY });
+    mock.server.faults.add({ path: '/api/products/', status: 500, times: Number.POSITIVE_INFINITY });
     for (let i = 0; i < 5; i++) expect((await api.get('products/')).status).toBe(500);
-    server.faults.clear();
+    mock.server.faults.clear();
     expect((await api.get('products/')).status).toBe(200);
   });
 
   it('does not apply to hosted pages outside /api/', async () => {
-    server.faults.add({ status: 500 });
-    const page = await fetch(`${server.appUrl}/i/${DEMO.pastDueInvoiceId}`);
+    mock.server.faults.add({ status: 500 });
+    const page = await fetch(`${mock.server.appUrl}/i/${DEMO.pastDueInvoiceId}`);
     expect(page.status).toBe(200);
-    expect(server.faults.size).toBe(1);
+    expect(mock.server.faults.size).toBe(1);
   });
 
   it('delays, then runs the real handler', async () => {
-    server.faults.add({ path: '/api/products/', delayMs: 300 });
+    mock.server.faults.add({ path: '/api/products/', delayMs: 300 });
     const started = performance.now();
     const r = await api.get('products/');
     expect(performance.now() - started).toBeGreaterThanOrEqual(250);
@@ -101,21 +96,26 @@ describe('mock server: fault injection', () => {
   });
 
   it('delay plus status answers the status after the wait', async () => {
-    server.faults.add({ path: '/api/products/', delayMs: 150, status: 429, headers: { 'retry-after': '0' } });
+    mock.server.faults.add({
+      path: '/api/products/',
+      delayMs: 150,
+      status: 429,
+      headers: { 'retry-after': '0' },
+    });
     const started = performance.now();
     expect((await api.get('products/')).status).toBe(429);
     expect(performance.now() - started).toBeGreaterThanOrEqual(100);
   });
 
   it('stops a delayed request when the client goes away (no state change)', async () => {
-    server.faults.add({ method: 'POST', path: DEBIT_PATH, delayMs: 400 });
+    mock.server.faults.add({ method: 'POST', path: DEBIT_PATH, delayMs: 400 });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     await expect(
-      fetch(`${server.baseUrl}usage/credits/debit/`, {
+      fetch(`${mock.server.baseUrl}usage/credits/debit/`, {
         method: 'POST',
         signal: controller.signal,
-        headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${mock.server.apiKey}`, 'content-type': 'application/json' },
         body: JSON.stringify({
           account_ref_id: A,
           product_code: AI,
@@ -127,25 +127,25 @@ describe('mock server: fault injection', () => {
     ).rejects.toThrow();
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(balance()).toBe(1000);
-    expect(server.store.ledger.has('f-gone')).toBe(false);
+    expect(mock.server.store.ledger.has('f-gone')).toBe(false);
   });
 
   it('reset before: the connection drops and nothing changes', async () => {
-    server.faults.add({ method: 'POST', path: DEBIT_PATH, reset: 'before' });
+    mock.server.faults.add({ method: 'POST', path: DEBIT_PATH, reset: 'before' });
     await expect(debit('f-before')).rejects.toThrow(TypeError);
     expect(balance()).toBe(1000);
-    expect(server.store.ledger.has('f-before')).toBe(false);
+    expect(mock.server.store.ledger.has('f-before')).toBe(false);
     // The request still reached the mock and was recorded.
-    expect(server.requests.count({ method: 'POST', path: DEBIT_PATH })).toBe(1);
+    expect(mock.server.requests.count({ method: 'POST', path: DEBIT_PATH })).toBe(1);
     // A retry with the same key then debits exactly once.
     expect((await debit('f-before')).body).toEqual({ approved: true, debited: 10, remaining_balance: 990 });
   });
 
   it('reset after: the change is committed but the answer is lost', async () => {
-    server.faults.add({ method: 'POST', path: DEBIT_PATH, reset: 'after' });
+    mock.server.faults.add({ method: 'POST', path: DEBIT_PATH, reset: 'after' });
     await expect(debit('f-after')).rejects.toThrow(TypeError);
     expect(balance()).toBe(990);
-    expect(server.store.ledger.has('f-after')).toBe(true);
+    expect(mock.server.store.ledger.has('f-after')).toBe(true);
     // The retry with the same event_key is answered from the ledger, without a second debit.
     const retry = await debit('f-after');
     expect(retry.body).toEqual({ approved: true, debited: 10, remaining_balance: 990 });
@@ -153,8 +153,8 @@ describe('mock server: fault injection', () => {
   });
 
   it('reset after on invoice creation: the invoice exists though the client saw an error', async () => {
-    const before = server.store.invoices({ account_ref_id: A }).length;
-    server.faults.add({ path: '/api/invoices/create/', reset: 'after' });
+    const before = mock.server.store.invoices({ account_ref_id: A }).length;
+    mock.server.faults.add({ path: '/api/invoices/create/', reset: 'after' });
     await expect(
       api.post('invoices/create/', {
         product_manage_id: DEMO.products.ebook.manage_id,
@@ -163,11 +163,11 @@ describe('mock server: fault injection', () => {
         account_ref_id: A,
       }),
     ).rejects.toThrow('fetch failed');
-    expect(server.store.invoices({ account_ref_id: A }).length).toBe(before + 1);
+    expect(mock.server.store.invoices({ account_ref_id: A }).length).toBe(before + 1);
   });
 
   it('rejects faults that could never apply', () => {
-    expect(() => server.faults.add({ times: 0 })).toThrow(RangeError);
-    expect(() => server.faults.add({ delayMs: -1 })).toThrow(RangeError);
+    expect(() => mock.server.faults.add({ times: 0 })).toThrow(RangeError);
+    expect(() => mock.server.faults.add({ delayMs: -1 })).toThrow(RangeError);
   });
 });

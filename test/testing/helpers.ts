@@ -8,9 +8,16 @@ export interface Answer {
   body: unknown;
 }
 
-/** Plain-fetch client for the mock: API-relative paths, the Bearer key unless headers say otherwise. */
-export function client(server: Pick<MockServer, 'baseUrl' | 'apiKey'>) {
+type Target = Pick<MockServer, 'baseUrl' | 'apiKey'>;
+
+/**
+ * Plain-fetch client for the mock: API-relative paths, the Bearer key unless headers say otherwise.
+ * Takes a server, or the `{ server }` of `useMockServer()`, read on each call because that server
+ * only exists once `beforeAll` has run.
+ */
+export function client(target: Target | { readonly server: Target }) {
   const call = async (method: string, path: string, body?: unknown, headers?: Record<string, string>) => {
+    const server = 'server' in target ? target.server : target;
     const response = await fetch(new URL(path, server.baseUrl), {
       method,
       headers: {

@@ -1,27 +1,24 @@
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO, type MockServer, startMockServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { DEMO } from '../../src/testing/index.js';
+import { useMockServer } from '../helpers.js';
 
 async function sign(claims: Record<string, unknown>, key: string, alg = 'HS256'): Promise<string> {
   return new SignJWT(claims).setProtectedHeader({ alg }).sign(new TextEncoder().encode(key));
 }
 
 describe('mock server: hosted pages', () => {
-  let server: MockServer;
-  beforeAll(async () => {
-    server = await startMockServer();
-  });
-  afterAll(() => server.close());
+  const mock = useMockServer();
 
   const open = async (path: string, token?: string) => {
-    const url = new URL(path, server.appUrl);
+    const url = new URL(path, mock.server.appUrl);
     if (token !== undefined) url.searchParams.set('u', token);
     const r = await fetch(url);
     return { status: r.status, body: (await r.json()) as unknown };
   };
 
   it('accepts a product link signed with the signing key', async () => {
-    const token = await sign({ account_ref_id: 'user 42/ü' }, server.signingKey);
+    const token = await sign({ account_ref_id: 'user 42/ü' }, mock.server.signingKey);
     const r = await open(`/p/${DEMO.products.ebook.product_url_id}`, token);
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ ok: true, account_ref_id: 'user 42/ü', page: 'product', id: 'pu_ebook' });
@@ -29,12 +26,12 @@ describe('mock server: hosted pages', () => {
 
   it('accepts a tier link, including one resolved through the API', async () => {
     const resolved = await fetch(
-      `${server.baseUrl}resolve/public-url/?account_ref_id=acct_active&subscription_name=pro-plan&tier_name=pro&email=a@b.c`,
-      { headers: { authorization: `Bearer ${server.apiKey}` } },
+      `${mock.server.baseUrl}resolve/public-url/?account_ref_id=acct_active&subscription_name=pro-plan&tier_name=pro&email=a@b.c`,
+      { headers: { authorization: `Bearer ${mock.server.apiKey}` } },
     );
     const { url } = (await resolved.json()) as { url: string };
     const link = new URL(url);
-    link.searchParams.set('u', await sign({ account_ref_id: DEMO.accounts.active }, server.signingKey));
+    link.searchParams.set('u', await sign({ account_ref_id: DEMO.accounts.active }, mock.server.signingKey));
     const r = await fetch(link);
     expect(r.status).toBe(200);
     expect(await r.json()).toEqual({
@@ -57,10 +54,10 @@ describe('mock server: hosted pages', () => {
   it('answers 401 for a wrong key, another algorithm, an unsigned token or a missing claim', async () => {
     const tokens = [
       await sign({ account_ref_id: 'x' }, 'another-key'),
-      await sign({ account_ref_id: 'x' }, server.signingKey, 'HS512'),
+      await sign({ account_ref_id: 'x' }, mock.server.signingKey, 'HS512'),
       `${btoa(JSON.stringify({ alg: 'none' })).replace(/=+$/, '')}.${btoa(JSON.stringify({ account_ref_id: 'x' })).replace(/=+$/, '')}.`,
-      await sign({ sub: 'x' }, server.signingKey),
-      await sign({ account_ref_id: 42 }, server.signingKey),
+      await sign({ sub: 'x' }, mock.server.signingKey),
+      await sign({ account_ref_id: 42 }, mock.server.signingKey),
     ];
     for (const token of tokens) {
       const r = await open('/t/tu_pro_plan_pro', token);
@@ -69,7 +66,7 @@ describe('mock server: hosted pages', () => {
   });
 
   it('answers 404 for unknown page ids', async () => {
-    const token = await sign({ account_ref_id: 'x' }, server.signingKey);
+    const token = await sign({ account_ref_id: 'x' }, mock.server.signingKey);
     expect((await open('/p/pu_nope', token)).status).toBe(404);
     expect((await open('/t/tu_nope', token)).status).toBe(404);
   });

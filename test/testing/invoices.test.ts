@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO, type MockServer, startMockServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { DEMO } from '../../src/testing/index.js';
+import { useMockServer } from '../helpers.js';
 import { client, obj, results } from './helpers.js';
 
 const INVOICE_FIELDS = [
@@ -23,20 +24,15 @@ const INVOICE_FIELDS = [
 ].sort();
 
 describe('mock server: invoices', () => {
-  let server: MockServer;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    server = await startMockServer();
-    api = client(server);
-  });
-  afterAll(() => server.close());
+  const mock = useMockServer();
+  const api = client(mock);
 
   it('lists invoices by account with every documented field', async () => {
     const body = obj((await api.get(`invoices/?account_ref_id=${DEMO.accounts.active}`)).body);
     expect(body.count).toBe(45);
     const first = results(body)[0] ?? {};
     expect(Object.keys(first).sort()).toEqual(INVOICE_FIELDS);
-    expect(String(first.hosted_invoice_url)).toMatch(new RegExp(`^${server.appUrl}/i/in_mock_\\d{4}$`));
+    expect(String(first.hosted_invoice_url)).toMatch(new RegExp(`^${mock.server.appUrl}/i/in_mock_\\d{4}$`));
     expect(first.is_paid).toBe(first.status === 'paid');
   });
 
@@ -99,7 +95,9 @@ describe('mock server: invoices', () => {
     );
     expect(created.email_sent).toBe(true);
     expect(created.return_url).toBe('https://app.example.com/thanks');
-    expect(created.hosted_invoice_url).toBe(`${server.appUrl}/i/${String(created.processor_invoice_id)}`);
+    expect(created.hosted_invoice_url).toBe(
+      `${mock.server.appUrl}/i/${String(created.processor_invoice_id)}`,
+    );
 
     const body = obj((await api.get(`invoices/?account_ref_id=${DEMO.accounts.active}&status=open`)).body);
     expect(body.count).toBe(DEMO.counts.acct_active.invoices.open + 1);
@@ -173,10 +171,10 @@ describe('mock server: invoices', () => {
   });
 
   it('answers invalid JSON with a non_field_errors map and creates nothing', async () => {
-    const before = server.store.invoices().length;
+    const before = mock.server.store.invoices().length;
     const r = await api.post('invoices/create/', '{"amount": ');
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ non_field_errors: ['Invalid JSON.'] });
-    expect(server.store.invoices().length).toBe(before);
+    expect(mock.server.store.invoices().length).toBe(before);
   });
 });

@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO, type MockServer, startMockServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { DEMO } from '../../src/testing/index.js';
+import { useMockServer } from '../helpers.js';
 import { client, obj, results } from './helpers.js';
 
 const active = DEMO.accounts.active;
 
 describe('mock server: pagination and transactions', () => {
-  let server: MockServer;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    server = await startMockServer();
-    api = client(server);
-  });
-  afterAll(() => server.close());
+  const mock = useMockServer();
+  const api = client(mock);
 
   it('defaults to page 1 of 20 with an absolute next link and no previous', async () => {
     const r = await api.get(`transactions/${active}/`);
@@ -20,7 +16,7 @@ describe('mock server: pagination and transactions', () => {
     expect(body.count).toBe(30);
     expect(results(body)).toHaveLength(20);
     expect(body.previous).toBeNull();
-    expect(body.next).toBe(`${server.baseUrl}transactions/${active}/?page=2`);
+    expect(body.next).toBe(`${mock.server.baseUrl}transactions/${active}/?page=2`);
   });
 
   it('keeps the other query parameters in next/previous and moves only the page', async () => {
@@ -29,7 +25,7 @@ describe('mock server: pagination and transactions', () => {
     expect(body.count).toBe(25);
     expect(results(body)).toHaveLength(10);
     const next = new URL(String(body.next));
-    expect(next.origin + next.pathname).toBe(`${server.baseUrl}invoices/`);
+    expect(next.origin + next.pathname).toBe(`${mock.server.baseUrl}invoices/`);
     expect(Object.fromEntries(next.searchParams)).toEqual({
       account_ref_id: active,
       page_size: '10',
@@ -61,7 +57,7 @@ describe('mock server: pagination and transactions', () => {
     expect(body.count).toBe(30);
     expect(body.results).toEqual([]);
     expect(body.next).toBeNull();
-    expect(body.previous).toBe(`${server.baseUrl}transactions/${active}/?page=8`);
+    expect(body.previous).toBe(`${mock.server.baseUrl}transactions/${active}/?page=8`);
   });
 
   it('allows page_size 100 and the last partial page', async () => {
@@ -147,8 +143,8 @@ describe('mock server: pagination and transactions', () => {
 
   it('decodes percent-encoded path segments (spaces, slashes, percent, unicode)', async () => {
     for (const id of ['team a/b', 'org%20literal', 'ünïcødé 🚀', 'a?b#c']) {
-      server.store.addAccount({ account_ref_id: id, customer_email: 'x@example.com' });
-      server.store.addTransaction({ account_ref_id: id, status: 'completed', amount: '1.00' });
+      mock.server.store.addAccount({ account_ref_id: id, customer_email: 'x@example.com' });
+      mock.server.store.addTransaction({ account_ref_id: id, status: 'completed', amount: '1.00' });
       const r = await api.get(`transactions/${encodeURIComponent(id)}/`);
       expect(r.status, id).toBe(200);
       const list = results(r.body);

@@ -1,22 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO, type MockServer, RESOLVE_ERRORS, startMockServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { DEMO, RESOLVE_ERRORS, startMockServer } from '../../src/testing/index.js';
+import { useMockServer } from '../helpers.js';
 import { client } from './helpers.js';
 
 describe('mock server: resolve/public-url', () => {
-  let server: MockServer;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    server = await startMockServer();
-    api = client(server);
-  });
-  afterAll(() => server.close());
+  const mock = useMockServer();
+  const api = client(mock);
 
   const resolve = (query: string) => api.get(`resolve/public-url/?${query}`);
 
   it('resolves a saas_only product to shape A', async () => {
     const r = await resolve('account_ref_id=future_user&product_name=ebook&email=a@example.com');
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ public_url: `${server.appUrl}/p/${DEMO.products.ebook.product_url_id}` });
+    expect(r.body).toEqual({ public_url: `${mock.server.appUrl}/p/${DEMO.products.ebook.product_url_id}` });
   });
 
   it('resolves a saas_only subscription tier to shape B', async () => {
@@ -26,7 +22,7 @@ describe('mock server: resolve/public-url', () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       type: 'redirect',
-      url: `${server.appUrl}/t/${DEMO.tiers.proEnterprise.tier_url_id}`,
+      url: `${mock.server.appUrl}/t/${DEMO.tiers.proEnterprise.tier_url_id}`,
     });
   });
 

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEMO, type MockServer, startMockServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { DEMO, startMockServer } from '../../src/testing/index.js';
+import { useMockServer } from '../helpers.js';
 import { client, obj } from './helpers.js';
 
 const A = DEMO.accounts.active;
@@ -9,14 +10,8 @@ const NOT_FOUND = { error: 'Account not found or invalid subscription tier' };
 const REQUIRED = ['This field is required.'];
 
 describe('mock server: entitlements and credits', () => {
-  let server: MockServer;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    server = await startMockServer();
-    api = client(server);
-  });
-  beforeEach(() => server.reset());
-  afterAll(() => server.close());
+  const mock = useMockServer();
+  const api = client(mock);
 
   const balance = async (account: string = A) =>
     obj(
@@ -78,7 +73,10 @@ describe('mock server: entitlements and credits', () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ approved: true, debited: 30, remaining_balance: 970 });
     expect(await balance()).toBe(970);
-    expect(server.store.ledger.get('evt-1')).toMatchObject({ quantity: 30, metadata: { job: 'summarise' } });
+    expect(mock.server.store.ledger.get('evt-1')).toMatchObject({
+      quantity: 30,
+      metadata: { job: 'summarise' },
+    });
   });
 
   it('replays a known event_key with the original answer and moves nothing', async () => {
@@ -88,7 +86,7 @@ describe('mock server: entitlements and credits', () => {
     expect(replay.status).toBe(200);
     expect(replay.body).toEqual({ approved: true, debited: 30, remaining_balance: 970 });
     expect(await balance()).toBe(965);
-    expect(server.store.ledger.size).toBe(2);
+    expect(mock.server.store.ledger.size).toBe(2);
   });
 
   it('refuses insufficient credits with 402 by default and leaves the balance unchanged', async () => {
@@ -97,7 +95,7 @@ describe('mock server: entitlements and credits', () => {
     expect(r.body).toEqual({ approved: false, error_code: 'insufficient_credits', remaining_balance: 1000 });
     expect(await balance()).toBe(1000);
     // A refusal is not a ledger entry: after a top-up the same key can succeed.
-    server.store.setBalance(A, AI, 'credits', 2000);
+    mock.server.store.setBalance(A, AI, 'credits', 2000);
     expect((await debit({ quantity: 1001, event_key: 'evt-big' })).body).toMatchObject({ approved: true });
   });
 
@@ -170,14 +168,8 @@ describe('mock server: entitlements and credits', () => {
 });
 
 describe('mock server: usage events and summary', () => {
-  let server: MockServer;
-  let api: ReturnType<typeof client>;
-  beforeAll(async () => {
-    server = await startMockServer();
-    api = client(server);
-  });
-  beforeEach(() => server.reset());
-  afterAll(() => server.close());
+  const mock = useMockServer();
+  const api = client(mock);
 
   const record = (body: Record<string, unknown>) =>
     api.post('usage/events/', { account_ref_id: A, product_code: GW, meter_code: 'api_calls', ...body });
@@ -196,7 +188,7 @@ describe('mock server: usage events and summary', () => {
     expect(replay.status).toBe(200);
     expect(replay.body).toEqual({ accepted: true, recorded_quantity: 7, idempotent: true });
     expect(obj((await summary()).body).total_usage).toBe(DEMO.usage.total + 7);
-    expect(server.store.usageEvents.filter((e) => e.event_key === 'u-1')).toHaveLength(1);
+    expect(mock.server.store.usageEvents.filter((e) => e.event_key === 'u-1')).toHaveLength(1);
   });
 
   it('refuses prepaid products and foreign meters with 422', async () => {
@@ -210,7 +202,7 @@ describe('mock server: usage events and summary', () => {
 
   it('accepts every postpaid usage model', async () => {
     for (const model of ['included_overage', 'tiered_usage', 'volume_usage'] as const) {
-      server.store.addProduct({
+      mock.server.store.addProduct({
         manage_id: `prod_${model}`,
         label_name: model,
         title: model,

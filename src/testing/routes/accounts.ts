@@ -1,39 +1,11 @@
 import type { Hono } from 'hono';
 import { appUrlFor } from '../config.js';
 import { json, notFound } from '../errors.js';
-import type { SubscriptionRecord } from '../records.js';
 import { absoluteUrl, statusMultipleWire, statusSingleWire } from '../serialize.js';
-import type { MockStore } from '../store.js';
+import { matchingSubscriptions, openInvoices, preferred } from '../subscriptions.js';
 import { FieldErrors, optionalQuery, requireQuery } from '../validation.js';
+import { rejectRead } from './account-read.js';
 import { pathSegment, queryOf, type RouteContext, route } from './context.js';
-
-/** Subscriptions of an account to one subscription product, optionally one tier of it. */
-function matchingSubscriptions(
-  store: MockStore,
-  accountRefId: string,
-  subscriptionName: string,
-  tierName: string | undefined,
-): SubscriptionRecord[] {
-  const product = store.productByLabel(subscriptionName, 'subscription');
-  if (!product) return [];
-  return store
-    .subscriptions(accountRefId)
-    .filter(
-      (s) =>
-        s.product_manage_id === product.manage_id &&
-        (tierName === undefined || s.tier_label_name === tierName),
-    );
-}
-
-/**
- * When a filter matches several subscriptions (e.g. an upgrade left an inactive one behind),
- * the active one is the account's state; among equals the most recently updated wins.
- */
-function preferred(subscriptions: SubscriptionRecord[]): SubscriptionRecord | undefined {
-  return [...subscriptions].sort(
-    (a, b) => Number(b.is_active) - Number(a.is_active) || b.updated_at.localeCompare(a.updated_at),
-  )[0];
-}
 
 /** A 200 with a zero-byte body: fix-subscription's documented "nothing to fix". */
 function emptyBody(): Response {
@@ -65,15 +37,13 @@ export function registerAccounts(app: Hono, { store, config }: RouteContext): vo
   route(app, 'GET', '/api/fix-subscription/', (c) => {
     const errors = new FieldErrors();
     const q = requireQuery(queryOf(c.req.url), ['account_ref_id', 'subscription_name', 'tier_name'], errors);
-    if (!errors.empty) return errors.toResponse();
-    if (!store.account(q.account_ref_id)) return notFound();
+    const rejected = rejectRead(errors, store, q.account_ref_id);
+    if (rejected) return rejected;
     const subscriptions = matchingSubscriptions(store, q.account_ref_id, q.subscription_name, q.tier_name);
     if (subscriptions.length === 0) return notFound();
     for (const subscription of subscriptions) {
       if (subscription.is_active) continue;
-      const invoice = store
-        .invoices({ account_ref_id: q.account_ref_id, status: 'open' })
-        .find((i) => i.processor_subscription_id === subscription.subscription_id);
+      const [invoice] = openInvoices(store, subscription);
       if (invoice)
         return json({ url: absoluteUrl(invoice.hosted_invoice_url, appUrlFor(config, c.req.url)) });
     }

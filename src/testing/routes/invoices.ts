@@ -6,11 +6,12 @@ import { INVOICE_STATUSES } from '../records.js';
 import { absoluteUrl, invoiceWire } from '../serialize.js';
 import {
   bodyBoolean,
-  bodyPositiveNumber,
+  bodyNumber,
   bodyString,
   FieldErrors,
   optionalChoice,
   optionalQuery,
+  POSITIVE_NUMBER,
   readJsonObject,
 } from '../validation.js';
 import { queryOf, type RouteContext, route } from './context.js';
@@ -32,7 +33,7 @@ export function registerInvoices(app: Hono, { store, config }: RouteContext): vo
     const { body } = parsed;
     const errors = new FieldErrors();
     const productManageId = bodyString(body, 'product_manage_id', errors, true);
-    const amount = bodyPositiveNumber(body, 'amount', errors);
+    const amount = bodyNumber(body, 'amount', errors, POSITIVE_NUMBER);
     const email = bodyString(body, 'customer_email', errors, true);
     const currency = bodyString(body, 'currency', errors, false);
     const description = bodyString(body, 'description', errors, false);

@@ -2,22 +2,19 @@ import type { Hono } from 'hono';
 import { json, notFound } from '../errors.js';
 import type { LedgerEntry } from '../records.js';
 import { FieldErrors, requireQuery } from '../validation.js';
+import { rejectRead } from './account-read.js';
 import { queryOf, type RouteContext, route } from './context.js';
-import { readUsageRequest } from './usage-input.js';
+import { METER_QUERY, readUsageRequest } from './usage-input.js';
 
 /** `GET /usage/credits/balance/` and `POST /usage/credits/debit/`. */
 export function registerCredits(app: Hono, { store, config }: RouteContext): void {
   route(app, 'GET', '/api/usage/credits/balance/', (c) => {
     const errors = new FieldErrors();
-    const q = requireQuery(queryOf(c.req.url), ['account_ref_id', 'product_code', 'meter_code'], errors);
-    if (!errors.empty) return errors.toResponse();
-    if (!store.account(q.account_ref_id)) return notFound();
-    return json({
-      account_ref_id: q.account_ref_id,
-      product_code: q.product_code,
-      meter_code: q.meter_code,
-      balance: store.balance(q.account_ref_id, q.product_code, q.meter_code),
-    });
+    const q = requireQuery(queryOf(c.req.url), METER_QUERY, errors);
+    return (
+      rejectRead(errors, store, q.account_ref_id) ??
+      json({ ...q, balance: store.balance(q.account_ref_id, q.product_code, q.meter_code) })
+    );
   });
 
   route(app, 'POST', '/api/usage/credits/debit/', async (c) => {

@@ -3,8 +3,9 @@ import { json, MESSAGES, notFound } from '../errors.js';
 import { POSTPAID_USAGE_MODELS } from '../records.js';
 import type { TimeRange } from '../store.js';
 import { FieldErrors, optionalQuery, parseIsoTimestamp, requireQuery } from '../validation.js';
+import { rejectRead } from './account-read.js';
 import { queryOf, type RouteContext, route } from './context.js';
-import { readUsageRequest } from './usage-input.js';
+import { METER_QUERY, readUsageRequest } from './usage-input.js';
 
 /** `POST /usage/events/` and `GET /usage/summary/`. */
 export function registerUsageEvents(app: Hono, { store, config }: RouteContext): void {
@@ -32,7 +33,7 @@ export function registerUsageEvents(app: Hono, { store, config }: RouteContext):
   route(app, 'GET', '/api/usage/summary/', (c) => {
     const query = queryOf(c.req.url);
     const errors = new FieldErrors();
-    const q = requireQuery(query, ['account_ref_id', 'product_code', 'meter_code'], errors);
+    const q = requireQuery(query, METER_QUERY, errors);
     const range: TimeRange = {};
     for (const bound of ['start', 'end'] as const) {
       const value = optionalQuery(query, bound);
@@ -41,13 +42,9 @@ export function registerUsageEvents(app: Hono, { store, config }: RouteContext):
       if (ms === undefined) errors.add(bound, MESSAGES.datetime);
       else range[bound] = ms;
     }
-    if (!errors.empty) return errors.toResponse();
-    if (!store.account(q.account_ref_id)) return notFound();
-    return json({
-      account_ref_id: q.account_ref_id,
-      product_code: q.product_code,
-      meter_code: q.meter_code,
-      total_usage: store.usageTotal(q.account_ref_id, q.product_code, q.meter_code, range),
-    });
+    return (
+      rejectRead(errors, store, q.account_ref_id) ??
+      json({ ...q, total_usage: store.usageTotal(q.account_ref_id, q.product_code, q.meter_code, range) })
+    );
   });
 }

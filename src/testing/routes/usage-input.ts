@@ -1,26 +1,21 @@
+import type { UsageFields } from '../records.js';
 import {
   type BodyResult,
+  bodyNumber,
   bodyObject,
-  bodyPositiveInteger,
   bodyString,
   FieldErrors,
+  POSITIVE_INTEGER,
   readJsonObject,
 } from '../validation.js';
 
-/** The body shared by `usage/credits/debit/` and `usage/events/`, validated. */
-export interface UsageRequest {
-  account_ref_id: string;
-  product_code: string;
-  meter_code: string;
-  quantity: number;
-  event_key: string;
-  metadata: Record<string, unknown> | null;
-}
+/** Query of the per-meter reads (`credits/balance`, `summary`); their answers echo it in this order. */
+export const METER_QUERY = ['account_ref_id', 'product_code', 'meter_code'] as const;
 
 /** Parses and validates a debit or event body; every violation is listed in one 400. */
 export async function readUsageRequest(
   request: Request,
-): Promise<{ ok: true; value: UsageRequest } | Extract<BodyResult, { ok: false }>> {
+): Promise<{ ok: true; value: UsageFields } | Extract<BodyResult, { ok: false }>> {
   const parsed = await readJsonObject(request);
   if (!parsed.ok) return parsed;
   const { body } = parsed;
@@ -28,7 +23,7 @@ export async function readUsageRequest(
   const accountRefId = bodyString(body, 'account_ref_id', errors, true);
   const productCode = bodyString(body, 'product_code', errors, true);
   const meterCode = bodyString(body, 'meter_code', errors, true);
-  const quantity = bodyPositiveInteger(body, 'quantity', errors);
+  const quantity = bodyNumber(body, 'quantity', errors, POSITIVE_INTEGER);
   const eventKey = bodyString(body, 'event_key', errors, true);
   const metadata = bodyObject(body, 'metadata', errors);
   if (

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Packaging gate: lints the package, checks its types for every resolution mode, then installs the
+# packed tarball into a fresh project and uses it from ESM, CJS (also where Node cannot require ES
+# modules) and TypeScript (node16 and bundler resolution, skipLibCheck off). Run after `npm run build`.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+echo "== publint"
+npx publint --strict
+
+echo "== are the types wrong"
+npx attw --pack . --profile node16
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+npm pack --silent --pack-destination "$work" >/dev/null
+tarball="$(ls "$work"/billing-sdk-*.tgz)"
+echo "== packed $(basename "$tarball"): $(tar -tzf "$tarball" | wc -l) files, $(du -k "$tarball" | cut -f1) KB"
+
+app="$work/app"
+mkdir -p "$app" && cd "$app"
+npm init -y >/dev/null
+npm install --no-audit --no-fund --silent "$tarball" "@types/node@^20.19.0" >/dev/null
+
+roundtrip='
+  const server = await testing.startMockServer();
+  try {
+    const billing = new sdk.BillingClient({ apiKey: server.apiKey, baseUrl: server.baseUrl });
+    let n = 0;
+    for await (const _ of billing.invoices.list({ account_ref_id: "acct_active" })) n++;
+    const link = await sdk.signHostedLink({ url: server.appUrl + "/p/pu_ebook", account_ref_id: "a", signingKey: server.signingKey });
+    const { account_ref_id } = await sdk.verifyHostedLink(link, server.signingKey);
+    if (n !== 45 || account_ref_id !== "a") throw new Error("unexpected: " + n + " " + account_ref_id);
+    console.log("ok", n, "invoices, link for", account_ref_id);
+  } finally { await server.close(); }'
+
+echo "== ESM import"
+node --input-type=module -e "import * as sdk from 'billing-sdk'; import * as testing from 'billing-sdk/testing'; $roundtrip"
+echo "== CJS require"
+node -e "const sdk = require('billing-sdk'); const testing = require('billing-sdk/testing'); (async () => { $roundtrip })().catch((e) => { console.error(e); process.exit(1); })"
+echo "== CJS require with --no-experimental-require-module"
+node --no-experimental-require-module -e "const sdk = require('billing-sdk'); const testing = require('billing-sdk/testing'); (async () => { $roundtrip })().catch((e) => { console.error(e); process.exit(1); })"
+
+cat > usage.ts <<'TS'
+import {
+  BillingClient,
+  type DebitResult,
+  type Invoice,
+  NotFoundError,
+  type PagePromise,
+  signHostedLink,
+  subscriptionsOf,
+} from 'billing-sdk';
+import { type MockServer, startMockServer } from 'billing-sdk/testing';
+
+export async function main(): Promise<void> {
+  const server: MockServer = await startMockServer();
+  const billing = new BillingClient({ apiKey: server.apiKey, baseUrl: server.baseUrl });
+  const list: PagePromise<Invoice> = billing.invoices.list({ account_ref_id: 'acct_active', status: 'open' });
+  for await (const invoice of list) invoice.amount_due.toFixed(2);
+  const debit: DebitResult = await billing.usage.debit({ account_ref_id: 'a', product_code: 'p', meter_code: 'm', quantity: 1 });
+  if (!debit.approved) debit.error_code.toUpperCase();
+  subscriptionsOf(await billing.accounts.status({ account_ref_id: 'acct_multi' })).map((s) => s.is_active);
+  await signHostedLink({ appUrl: server.appUrl, tierUrlId: 't', account_ref_id: 'a', signingKey: 'k' });
+  const err: unknown = null;
+  if (err instanceof NotFoundError) err.error?.toLowerCase();
+  await server.close();
+}
+TS
+cp usage.ts usage.mts
+cp usage.ts usage.cts
+tsc() { node "$root/node_modules/typescript/bin/tsc" "$@"; }
+common='--noEmit --strict --skipLibCheck false --target es2022 --types node'
+echo "== tsc node16 (ESM .mts and CJS .cts)"
+tsc $common --module node16 --moduleResolution node16 usage.mts usage.cts
+echo "== tsc bundler"
+tsc $common --module esnext --moduleResolution bundler usage.ts
+echo "package gate passed"

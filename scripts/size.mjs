@@ -1,0 +1,74 @@
+// Bundle-size gate: builds two small apps against the built package as an app bundler would
+// (esbuild, platform browser, minified, code splitting on) and measures what a browser downloads,
+// gzipped. Exits 1 when a budget is exceeded. Run after `npm run build`: `npm run size`.
+// The browser platform also proves the main entry needs no Node built-in: esbuild fails to resolve one.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+
+/**
+ * Each app's budget, in bytes of gzip. `counts` says which chunks its code path loads: the client app
+ * never signs a link, so jose's lazily loaded chunk is not downloaded; the sign app loads it on its first call.
+ */
+const apps = [
+  { name: 'BillingClient + invoices.list', entry: 'client-app.js', budget: 24_000, counts: 'initial' },
+  { name: 'signHostedLink only', entry: 'sign-app.js', budget: 6_000, counts: 'total' },
+];
+
+export async function measure() {
+  const rows = [];
+  for (const app of apps) {
+    const outdir = mkdtempSync(join(tmpdir(), 'billing-size-'));
+    try {
+      const { metafile } = await build({
+        entryPoints: [join(here, 'size', app.entry)],
+        absWorkingDir: join(here, '..'),
+        bundle: true,
+        splitting: true,
+        format: 'esm',
+        platform: 'browser',
+        minify: true,
+        metafile: true,
+        outdir,
+        logLevel: 'error',
+      });
+      const outputs = metafile.outputs;
+      const gz = (file) => gzipSync(readFileSync(join(here, '..', file)), { level: 9 }).length;
+      const entry = Object.keys(outputs).find((f) => outputs[f].entryPoint?.endsWith(app.entry));
+      const reach = (start, kinds) => {
+        const seen = new Set();
+        const visit = (file) => {
+          if (seen.has(file)) return;
+          seen.add(file);
+          for (const i of outputs[file].imports) if (kinds.includes(i.kind) && outputs[i.path]) visit(i.path);
+        };
+        visit(start);
+        return [...seen];
+      };
+      const initial = reach(entry, ['import-statement']).reduce((n, f) => n + gz(f), 0);
+      const total = reach(entry, ['import-statement', 'dynamic-import']).reduce((n, f) => n + gz(f), 0);
+      const measured = app.counts === 'initial' ? initial : total;
+      rows.push({ ...app, initial, total, measured, ok: measured <= app.budget });
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }
+  return rows;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const rows = await measure();
+  const kb = (n) => `${(n / 1000).toFixed(1)} KB`;
+  console.log('app                             initial    with lazy chunks   budget (on)');
+  for (const r of rows) {
+    console.log(
+      `${r.name.padEnd(31)} ${kb(r.initial).padStart(8)} ${kb(r.total).padStart(18)}   ${kb(r.budget)} (${r.counts}) ${r.ok ? 'ok' : 'OVER BUDGET'}`,
+    );
+  }
+  if (rows.some((r) => !r.ok)) process.exit(1);
+}
