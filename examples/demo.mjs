@@ -1,13 +1,18 @@
 // npm run demo: the whole SDK against the embedded mock server, start to finish.
 // Everything below is what an application would write; only startMockServer is test tooling.
+
+import { createServer } from 'node:http';
 import {
   APIUserAbortError,
   BillingClient,
+  createNodeWebhookHandler,
   InvalidRequestError,
   NotFoundError,
   RateLimitError,
+  signHostedLink,
   subscriptionsOf,
   tierFeatures,
+  verifyHostedLink,
 } from 'billing-sdk';
 import { startMockServer } from 'billing-sdk/testing';
 
@@ -129,6 +134,55 @@ try {
     email: 'new@example.com',
   });
   show('pro-plan/pro (shape B)', tierUrl.url);
+
+  heading('Hosted links: resolve, sign, open');
+  const link = await billing.resolve.signedUrl(
+    { account_ref_id: 'acct_new', subscription_name: 'pro-plan', tier_name: 'pro', email: 'new@example.com' },
+    { signingKey: server.signingKey },
+  );
+  show('signed link', `${link.slice(0, 60)}…`);
+  show('verifyHostedLink', (await verifyHostedLink(link, server.signingKey)).account_ref_id);
+  const opened = await (await fetch(link)).json();
+  show('hosted page opens for', opened.account_ref_id);
+  const byId = await signHostedLink({
+    appUrl: server.appUrl,
+    productUrlId: 'pu_ebook',
+    account_ref_id: 'acct_new',
+    signingKey: server.signingKey,
+  });
+  show('from appUrl + productUrlId', `${byId.slice(0, 60)}…`);
+  try {
+    await verifyHostedLink(link, 'not-the-signing-key');
+  } catch (err) {
+    show('with the wrong key', `${err.name} (${err.code})`);
+  }
+
+  heading('Webhooks: the mock posts lifecycle events to a local receiver');
+  const access = new Map();
+  const receiver = createServer(
+    createNodeWebhookHandler({
+      onEvent: async (event) =>
+        access.set(
+          event.account_ref_id,
+          await billing.accounts.isActive({ account_ref_id: event.account_ref_id }),
+        ),
+    }),
+  );
+  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  server.webhooks.register(`http://127.0.0.1:${receiver.address().port}/`);
+  const failed = await server.lifecycle.paymentFailed({ account_ref_id: 'acct_active' });
+  await server.webhooks.redeliver(failed.event.transaction_id);
+  show(
+    `webhook ${failed.event.event}`,
+    `processed once, access ${access.get('acct_active') ? 'granted' : 'revoked'}`,
+  );
+  const healed = await server.lifecycle.paymentSucceeded({ account_ref_id: 'acct_active' });
+  show(
+    `webhook ${healed.event.event}`,
+    `delivered=${healed.delivered}, access ${access.get('acct_active') ? 'granted' : 'revoked'}`,
+  );
+  receiver.closeAllConnections();
+  receiver.close();
 
   heading('Transactions: the first page');
   const page = await billing.transactions.list({ account_ref_id: 'acct_active', page_size: 5 });

@@ -21,6 +21,11 @@ const expected: Record<string, RegExp[]> = {
     /hosted page → 200 for account acct_new/,
   ],
   'invoice-report.mjs': [/^45 invoices for acct_active$/m, /^paid\s+usd\s+25\b/m],
+  'webhook-receiver-express.mjs': [
+    /receiver: payment-failed for acct_active: access revoked/,
+    /receiver: payment-succeeded for acct_active: access granted/,
+    /answered 200, onEvent not run again/,
+  ],
   'metering.mjs': [/job-2: \{ ran: false, reason: 'insufficient_credits'/, /credits left: 960/],
 };
 
