@@ -187,32 +187,26 @@ describe('POSTs', () => {
     parse: (d: unknown) => d,
   };
 
+  /** A POST without an idempotency key, as invoices.create sends. */
+  const createPost = () =>
+    core().request({
+      operation: 'test.post',
+      method: 'POST',
+      path: 'invoices/create/',
+      body: {},
+      schema: anything,
+    });
+
   it('never retries a POST that is not idempotent once it may have been sent', async () => {
     mock.server.faults.add({ path: '/api/invoices/create/', status: 503, headers: { 'retry-after': '0' } });
-    const err = await caught(() =>
-      core().request({
-        operation: 'test.post',
-        method: 'POST',
-        path: 'invoices/create/',
-        body: {},
-        schema: anything,
-      }),
-    );
+    const err = await caught(createPost);
     expect(err).toBeInstanceOf(InternalServerError);
     expect(mock.server.requests.count()).toBe(1);
   });
 
   it('never retries a non-idempotent POST whose connection was reset', async () => {
     mock.server.faults.add({ path: '/api/invoices/create/', reset: 'before' });
-    const err = await caught(() =>
-      core().request({
-        operation: 'test.post',
-        method: 'POST',
-        path: 'invoices/create/',
-        body: {},
-        schema: anything,
-      }),
-    );
+    const err = await caught(createPost);
     expect(err).toBeInstanceOf(APIConnectionError);
     expect(mock.server.requests.count()).toBe(1);
   });
