@@ -7,16 +7,27 @@ const esmOnly = ['ky', 'p-retry', 'is-network-error', 'jose'];
 const shared = { sourcemap: true, target: 'es2022' } as const;
 
 export default defineConfig([
-  // ESM: one file per module, so that with `sideEffects: false` an app's bundler drops every module
-  // the app does not use (schemas, resources, jose). A single bundled file would keep them all.
+  // ESM for servers (Node, Deno, Bun): one file with zod, p-retry and ky inside, so an import
+  // reads a single module instead of some hundred (Node's ESM loader pays per file). ky and jose's
+  // signing part stay in their own chunks, loaded on first use.
+  {
+    ...shared,
+    entry: { index: 'src/index.ts' },
+    format: ['esm'],
+    platform: 'neutral',
+    splitting: true,
+    noExternal: ['zod', 'p-retry', 'is-network-error', 'ky'],
+    dts: true,
+  },
+  // ESM for app bundlers (the `browser` condition: browsers, workers): one file per module and
+  // `sideEffects: false`, so a bundler drops every module an app does not use.
   {
     ...shared,
     entry: ['src/**/*.ts', '!src/testing/**'],
+    outDir: 'dist/browser',
     format: ['esm'],
     platform: 'neutral',
     bundle: false,
-    clean: true,
-    dts: { entry: { index: 'src/index.ts' } },
   },
   // CJS: one bundled file, with the ESM-only dependencies inside.
   {

@@ -12,12 +12,13 @@ import { build } from 'esbuild';
 const here = fileURLToPath(new URL('.', import.meta.url));
 
 /**
- * Each app's budget, in bytes of gzip. `counts` says which chunks its code path loads: the client app
- * never signs a link, so jose's lazily loaded chunk is not downloaded; the sign app loads it on its first call.
+ * Each app's budget, in bytes of gzip, counted over every chunk its code path loads, lazy ones
+ * included (ky loads on the first request). `skip` names the lazy chunks its path never loads: the
+ * client app never signs a link, so jose's signing chunk is not downloaded.
  */
 const apps = [
-  { name: 'BillingClient + invoices.list', entry: 'client-app.js', budget: 24_000, counts: 'initial' },
-  { name: 'signHostedLink only', entry: 'sign-app.js', budget: 6_000, counts: 'total' },
+  { name: 'BillingClient + invoices.list', entry: 'client-app.js', budget: 24_000, skip: /jose-sign/ },
+  { name: 'signHostedLink only', entry: 'sign-app.js', budget: 6_000, skip: undefined },
 ];
 
 export async function measure() {
@@ -51,8 +52,9 @@ export async function measure() {
         return [...seen];
       };
       const initial = reach(entry, ['import-statement']).reduce((n, f) => n + gz(f), 0);
-      const total = reach(entry, ['import-statement', 'dynamic-import']).reduce((n, f) => n + gz(f), 0);
-      const measured = app.counts === 'initial' ? initial : total;
+      const all = reach(entry, ['import-statement', 'dynamic-import']);
+      const total = all.reduce((n, f) => n + gz(f), 0);
+      const measured = all.filter((f) => !app.skip?.test(f)).reduce((n, f) => n + gz(f), 0);
       rows.push({ ...app, initial, total, measured, ok: measured <= app.budget });
     } finally {
       rmSync(outdir, { recursive: true, force: true });
@@ -64,10 +66,10 @@ export async function measure() {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const rows = await measure();
   const kb = (n) => `${(n / 1000).toFixed(1)} KB`;
-  console.log('app                             initial    with lazy chunks   budget (on)');
+  console.log('app (gzip)                      initial   all chunks   on its path   budget');
   for (const r of rows) {
     console.log(
-      `${r.name.padEnd(31)} ${kb(r.initial).padStart(8)} ${kb(r.total).padStart(18)}   ${kb(r.budget)} (${r.counts}) ${r.ok ? 'ok' : 'OVER BUDGET'}`,
+      `${r.name.padEnd(31)} ${kb(r.initial).padStart(8)} ${kb(r.total).padStart(12)} ${kb(r.measured).padStart(13)}   ${kb(r.budget)} ${r.ok ? 'ok' : 'OVER BUDGET'}`,
     );
   }
   if (rows.some((r) => !r.ok)) process.exit(1);

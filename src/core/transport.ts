@@ -1,4 +1,4 @@
-import ky, { type KyInstance } from 'ky';
+import type { KyInstance } from 'ky';
 import type { FetchLike } from './options.js';
 
 /** One HTTP exchange as the rest of core sees it: no ky type leaves this file. */
@@ -6,43 +6,71 @@ export interface WireRequest {
   method: 'GET' | 'POST';
   url: string;
   headers: Record<string, string>;
-  body?: string;
-  signal: AbortSignal;
+  body?: string | undefined;
+  /** The caller's signal, if any. */
+  signal?: AbortSignal | undefined;
+  /** Milliseconds until the response headers must have arrived. */
+  timeout: number;
 }
 
-/** The response with its body read exactly once, as text. */
+/** The response head; the body is read separately, once, by {@link readText}. */
 export interface WireResponse {
   status: number;
   headers: Headers;
-  text: string;
+  /** Reads the whole body as text (once). */
+  text(): Promise<string>;
 }
 
+/** ky's own timeout fired: the rest of core only sees this marker, never a ky type. */
+export class WireTimeout extends Error {}
+
+type KyModule = typeof import('ky');
+const MAX_TIMER = 2_147_483_647;
+let kyModule: Promise<KyModule> | undefined;
+
 /**
- * The only code that calls ky. ky's retry, timeout and HTTP-error throwing are off: retries and
- * timeouts live in one place (retry.ts, attempt.ts) and every status is mapped by error-map.ts.
+ * The only code that calls ky. ky's retry and HTTP-error throwing are off (retries live in
+ * retry.ts, statuses are mapped by error-map.ts); its timeout bounds the wait for headers.
+ *
+ * ky is imported on the first request, not at import time: its module start-up builds a `Request`
+ * to probe for stream support, which makes Node load its whole fetch implementation while the
+ * application is still starting. Every client pays that once on its first request anyway.
  */
 export class Transport {
-  readonly #ky: KyInstance;
+  readonly #fetch: FetchLike | undefined;
+  #ky: KyInstance | undefined;
+  #isTimeout: ((error: unknown) => boolean) | undefined;
 
   constructor(fetch: FetchLike | undefined) {
-    this.#ky = ky.create({
-      retry: 0,
-      timeout: false,
-      throwHttpErrors: false,
-      ...(fetch ? { fetch: fetch as typeof globalThis.fetch } : {}),
-    });
+    this.#fetch = fetch;
   }
 
-  /** Sends the request and reads the whole body (under the same signal, so a timeout covers it). */
+  /** Sends the request and resolves with the response head. */
   async send(request: WireRequest): Promise<WireResponse> {
-    const response = await this.#ky(request.url, {
-      method: request.method,
-      headers: request.headers,
-      body: request.body,
-      signal: request.signal,
+    const ky = this.#ky ?? (await this.#create());
+    try {
+      return await ky(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        signal: request.signal,
+        // ky refuses timeouts beyond what setTimeout can hold; such a bound means "none".
+        timeout: request.timeout > MAX_TIMER ? false : request.timeout,
+      });
+    } catch (error) {
+      throw this.#isTimeout?.(error) ? new WireTimeout('timeout', { cause: error }) : error;
+    }
+  }
+
+  async #create(): Promise<KyInstance> {
+    kyModule ??= import('ky');
+    const { default: ky, isTimeoutError } = await kyModule;
+    this.#isTimeout = isTimeoutError;
+    this.#ky = ky.create({
+      retry: 0,
+      throwHttpErrors: false,
+      ...(this.#fetch ? { fetch: this.#fetch as typeof globalThis.fetch } : {}),
     });
-    // text() then JSON.parse: ky's .json() would clone the response and read it twice.
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, text };
+    return this.#ky;
   }
 }
