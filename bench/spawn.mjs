@@ -1,0 +1,58 @@
+// Runs a child `node` process with a hard time limit and collects its output. Every measurement of the
+// harness happens in such a child, so this is the one place that bounds them all in time.
+import { spawn } from 'node:child_process';
+import { RESULT_PREFIX } from './shared.mjs';
+
+/**
+ * @typedef {object} ChildRun
+ * @property {number | null} code
+ * @property {string} stdout
+ * @property {string} stderr
+ * @property {boolean} timedOut
+ */
+
+/**
+ * `node ...args` in `cwd`, killed (SIGKILL) after `timeoutMs`.
+ * @param {string[]} args
+ * @param {{cwd: string, timeoutMs: number}} options
+ * @returns {Promise<ChildRun>}
+ */
+export function runNode(args, { cwd, timeoutMs }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.setEncoding('utf8').on('data', (s) => {
+      stdout += s;
+    });
+    child.stderr.setEncoding('utf8').on('data', (s) => {
+      stderr += s;
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, timedOut });
+    });
+  });
+}
+
+/**
+ * The child's `BENCH_RESULT {json}` line, parsed; throws with the child's stderr when there is none.
+ * @param {ChildRun} run
+ * @param {string} what  for the message
+ */
+export function resultOf(run, what) {
+  const line = run.stdout.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
+  if (run.code === 0 && line) return JSON.parse(line.slice(RESULT_PREFIX.length));
+  const why = run.timedOut ? 'timed out' : `exited with ${run.code}`;
+  const detail = run.stderr.trim().split('\n').slice(0, 6).join('\n');
+  throw new Error(`${what} ${why}${detail ? `:\n${detail}` : ''}`);
+}
