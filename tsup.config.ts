@@ -6,6 +6,18 @@ const esmOnly = ['ky', 'p-retry', 'is-network-error', 'jose'];
 
 const shared = { sourcemap: true, target: 'es2022' } as const;
 
+/**
+ * Server builds validate with classic zod, whose object parser is compiled (`new Function`) and
+ * about 4x faster per page than zod/mini's interpreted one. The browser build keeps zod/mini: it is
+ * a fraction of the size and needs no eval, which a page's Content-Security-Policy may forbid. The
+ * schemas use only functions both share (`z.looseObject`, `z.optional`, …).
+ */
+const classicZod = {
+  esbuildOptions(options: { alias?: Record<string, string> }) {
+    options.alias = { ...options.alias, 'zod/mini': 'zod' };
+  },
+};
+
 export default defineConfig([
   // ESM for servers (Node, Deno, Bun): one file with zod, p-retry and ky inside, so an import
   // reads a single module instead of some hundred (Node's ESM loader pays per file). ky and jose's
@@ -18,6 +30,7 @@ export default defineConfig([
     splitting: true,
     noExternal: ['zod', 'p-retry', 'is-network-error', 'ky'],
     dts: true,
+    ...classicZod,
   },
   // ESM for app bundlers (the `browser` condition: browsers, workers): one file per module and
   // `sideEffects: false`, so a bundler drops every module an app does not use.
@@ -35,8 +48,9 @@ export default defineConfig([
     entry: { index: 'src/index.ts' },
     format: ['cjs'],
     platform: 'neutral',
-    noExternal: esmOnly,
+    noExternal: [...esmOnly, 'zod'],
     dts: true,
+    ...classicZod,
   },
   // The mock server is Node-only. hono is bundled into it so that it is not a runtime dependency.
   {

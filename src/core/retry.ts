@@ -52,30 +52,26 @@ function delayFor(error: unknown, retryNumber: number): number {
 }
 
 /**
- * Runs `run` until it succeeds, fails for good, or the budget is spent. p-retry counts attempts
- * and stops on the signal; the wait itself is ours, because p-retry has no per-attempt delay and
- * the server's Retry-After must win over backoff.
+ * Runs `run` until it succeeds, fails for good, or the budget is spent. The first attempt runs
+ * directly: most calls succeed at once and should not pay for a retry loop. After a retryable
+ * failure p-retry runs the rest, counting attempts and stopping on the signal; the wait itself is
+ * ours, because p-retry has no per-attempt delay and the server's Retry-After must win over backoff.
  */
 export async function withRetries<T>(run: () => Promise<T>, policy: RetryPolicy): Promise<T> {
-  const { signal, request, logger } = policy;
+  const { signal, request } = policy;
   try {
+    try {
+      return await run();
+    } catch (first) {
+      await waitBeforeRetry(first, 1, policy);
+    }
     return await pRetry(run, {
-      retries: policy.maxRetries,
+      retries: policy.maxRetries - 1,
       minTimeout: 0,
       factor: 1,
       ...(signal ? { signal } : {}),
       shouldRetry: async ({ error, attemptNumber }) => {
-        if (!isRetryable(error, policy.idempotent)) return false;
-        const delay = delayFor(error, attemptNumber);
-        // A wait longer than the caller allows is not waited out: the caller decides (RateLimitError.retryAfterMs).
-        if (delay > policy.maxRetryDelay) throw error;
-        if (logger.enabled('info')) {
-          logger.log(
-            'info',
-            `retrying ${request.method} ${request.path} in ${delay} ms (retry ${attemptNumber} of ${policy.maxRetries}) after ${error.name}: ${error.message}`,
-          );
-        }
-        await sleep(delay, signal, request);
+        await waitBeforeRetry(error, attemptNumber + 1, policy);
         return true;
       },
     });
@@ -85,6 +81,26 @@ export async function withRetries<T>(run: () => Promise<T>, policy: RetryPolicy)
     }
     throw error;
   }
+}
+
+/**
+ * Waits before retry number `retryNumber`, or rethrows `error` when it may not be retried: not
+ * retryable, no retry left, or a Retry-After longer than the caller allows (the caller then decides,
+ * with `RateLimitError.retryAfterMs`).
+ */
+async function waitBeforeRetry(error: unknown, retryNumber: number, policy: RetryPolicy): Promise<void> {
+  const { request, logger } = policy;
+  if (retryNumber > policy.maxRetries || !isRetryable(error, policy.idempotent)) throw error;
+  const delay = delayFor(error, retryNumber);
+  if (delay > policy.maxRetryDelay) throw error;
+  if (logger.enabled('info')) {
+    const { name, message } = error as Error;
+    logger.log(
+      'info',
+      `retrying ${request.method} ${request.path} in ${delay} ms (retry ${retryNumber} of ${policy.maxRetries}) after ${name}: ${message}`,
+    );
+  }
+  await sleep(delay, policy.signal, request);
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined, request: RequestContext): Promise<void> {
