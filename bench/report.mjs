@@ -229,7 +229,11 @@ export function renderMarkdown(data, summary) {
   }
   out.push('## Goals', '');
   for (const g of summary.goals) out.push(`- **${mark(g.ok).trim()}** ${g.text}`);
-  out.push('');
+  out.push(
+    '',
+    'Where the CPU goes, what was removed, and the way around for the goals still missed: [PROFILE.md](PROFILE.md).',
+    '',
+  );
 
   out.push('## Throughput and client CPU', '');
   out.push(mdTable(main.header, main.body), '');
