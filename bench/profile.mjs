@@ -74,7 +74,8 @@ if (process.argv[2] === '--child') {
 /** Self time by package and by function, as shares of all samples. */
 function summarise(profile) {
   const time = new Map();
-  profile.samples.forEach((id, i) => time.set(id, (time.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  for (const [i, id] of profile.samples.entries())
+    time.set(id, (time.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
   const total = [...time.values()].reduce((a, b) => a + b, 0);
   const byPackage = new Map();
   const byFunction = new Map();
