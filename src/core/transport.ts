@@ -13,7 +13,7 @@ export interface WireRequest {
   timeout: number;
 }
 
-/** The response head; the body is read separately, once, by {@link readText}. */
+/** The response head; attempt.ts reads the body once, under the attempt's deadline. */
 export interface WireResponse {
   status: number;
   headers: Headers;
