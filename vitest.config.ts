@@ -1,6 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The Node builds ship classic zod in place of zod/mini (tsup.config.ts); tests run what they ship.
+  // The zod/mini browser build is exercised by the Chromium test, which loads dist/browser.
+  resolve: { alias: { 'zod/mini': 'zod' } },
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,

@@ -5,15 +5,19 @@
  * @packageDocumentation
  */
 export { BillingClient } from './client.js';
+export { type APIResponseInfo, APIPromise, type WithResponse } from './core/api-promise.js';
 export {
+  type AnyBillingError,
   APIConnectionError,
   APIError,
   type APIErrorName,
   APITimeoutError,
   APIUserAbortError,
+  type AttemptStats,
   AuthenticationError,
   BadRequestError,
   BillingError,
+  type BillingErrorClasses,
   type BillingErrorName,
   ConflictError,
   HostedLinkError,
@@ -21,11 +25,13 @@ export {
   InternalServerError,
   InvalidRequestError,
   type InvalidRequestIssue,
+  isBillingError,
   NotFoundError,
   PaginationError,
   PermissionDeniedError,
   RateLimitError,
   type RequestContext,
+  ResponseTooLargeError,
   ResponseValidationError,
   UnprocessableEntityError,
   type ValidationIssue,
@@ -34,7 +40,7 @@ export {
 export type { Logger, LogLevel } from './core/logger.js';
 export type { AuthHeader, ClientOptions, FetchLike, RequestOptions, ValidationMode } from './core/options.js';
 export { Page, PagePromise } from './core/pagination.js';
-export type { SafeParseResult, Schema, SchemaIssue } from './core/schema.js';
+export { VERSION } from './version.js';
 export { type HostedLinkTarget, type SignHostedLinkParams, signHostedLink } from './links/sign.js';
 export { type HostedLinkClaims, type VerifiedHostedLink, verifyHostedLink } from './links/verify.js';
 export type { AccountStatusParams, Accounts, FixSubscriptionParams } from './resources/accounts.js';
@@ -45,55 +51,41 @@ export type { Resolve, ResolveParams, SignedUrlOptions } from './resources/resol
 export type { TierListParams, Tiers } from './resources/tiers.js';
 export type { TransactionListParams, Transactions } from './resources/transactions.js';
 export type { MeterParams, Usage, UsageSummaryParams, UsageWriteParams } from './resources/usage.js';
+// Response types are the public contract; the schema objects that check them stay internal.
 export {
   type AccountStatus,
   type AccountStatusMultiple,
-  AccountStatusMultipleSchema,
-  AccountStatusSchema,
   type AccountStatusSingle,
-  AccountStatusSingleSchema,
   type AccountSubscription,
   isMultipleStatus,
   subscriptionsOf,
 } from './schemas/account-status.js';
 export type { OpenEnum } from './schemas/common.js';
-export { type CreatedInvoice, CreatedInvoiceSchema } from './schemas/created-invoice.js';
-export { type EntitlementCheck, EntitlementCheckSchema } from './schemas/entitlement.js';
-export { type FixSubscriptionResult, FixSubscriptionSchema } from './schemas/fix-subscription.js';
-export { INVOICE_STATUSES, type Invoice, InvoiceSchema, type InvoiceStatus } from './schemas/invoice.js';
-export { type Product, ProductSchema } from './schemas/product.js';
-export {
-  type ResolvedUrl,
-  type ResolvePublicUrlResponse,
-  ResolvePublicUrlSchema,
-  type ResolveRedirectResponse,
-  ResolveRedirectSchema,
-  type ResolveResponse,
-  ResolveResponseSchema,
+export type { CreatedInvoice } from './schemas/created-invoice.js';
+export type { EntitlementCheck } from './schemas/entitlement.js';
+export type { FixSubscriptionResult } from './schemas/fix-subscription.js';
+export { INVOICE_STATUSES, type Invoice, type InvoiceStatus } from './schemas/invoice.js';
+export type { Product } from './schemas/product.js';
+export type {
+  ResolvedUrl,
+  ResolvePublicUrlResponse,
+  ResolveRedirectResponse,
+  ResolveResponse,
 } from './schemas/resolve.js';
-export { type SubscriptionTier, SubscriptionTierSchema, tierFeatures } from './schemas/tier.js';
-export {
-  TRANSACTION_STATUSES,
-  type Transaction,
-  TransactionSchema,
-  type TransactionStatus,
-} from './schemas/transaction.js';
-export {
-  type CreditBalance,
-  CreditBalanceSchema,
-  type DebitApproved,
-  type DebitRefused,
-  DebitResponseSchema,
-  type DebitResult,
-  type UsageErrorCode,
-  type UsageEventAccepted,
-  type UsageEventRefused,
-  UsageEventResponseSchema,
-  type UsageEventResult,
-  type UsageSummary,
-  UsageSummarySchema,
+export { type SubscriptionTier, tierFeatures } from './schemas/tier.js';
+export { TRANSACTION_STATUSES, type Transaction, type TransactionStatus } from './schemas/transaction.js';
+export type {
+  CreditBalance,
+  DebitApproved,
+  DebitRefused,
+  DebitResult,
+  UsageErrorCode,
+  UsageEventAccepted,
+  UsageEventRefused,
+  UsageEventResult,
+  UsageSummary,
 } from './schemas/usage.js';
-export { type WebhookEvent, type WebhookEventName, WebhookEventSchema } from './schemas/webhook.js';
+export type { WebhookEvent, WebhookEventName } from './schemas/webhook.js';
 export { type DedupeStore, memoryDedupeStore } from './webhooks/dedupe.js';
 export { createWebhookHandler } from './webhooks/fetch-handler.js';
 export type { WebhookHandlerOptions } from './webhooks/handle.js';

@@ -1,38 +1,52 @@
 import { InvalidRequestError, type InvalidRequestIssue } from './errors.js';
 
-/** A check of one parameter: the problem, phrased to follow the field name, or `undefined`. */
+/** A check of one present parameter: the problem, phrased to follow the field name, or `undefined`. */
 export type Rule = (value: unknown) => string | undefined;
 
-/** Rules per parameter. Every rule but `required` passes an absent value. */
+/**
+ * Rules per parameter: the keys are every parameter the method knows. `required` marks the ones
+ * that must be present; the other rules see only present values.
+ */
 export type Rules = Record<string, readonly Rule[]>;
 
-const absent = (v: unknown) => v === undefined || v === null;
+/** Cross-field rules; they see the parameters after `null` and `undefined` were removed. */
+export type CrossRule = (params: Record<string, unknown>) => InvalidRequestIssue[];
 
-/** The parameter must be given (and not be an empty string). */
-export const required: Rule = (v) => (absent(v) || v === '' ? 'is required' : undefined);
+/** The parameter must be given (`null`, `undefined` and `''` are not given). */
+export const required: Rule = () => undefined;
 
-/** A non-empty string. */
-export const text: Rule = (v) =>
-  absent(v) || (typeof v === 'string' && v !== '') ? undefined : 'must be a non-empty string';
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Whether a string can be encoded as UTF-8. A lone surrogate cannot: URL and body encoders would
+ * silently replace it with U+FFFD, so the server would see another value than the caller gave.
+ */
+export function isWellFormed(value: string): boolean {
+  return !loneSurrogate.test(value);
+}
+
+/** A non-empty, well-formed string. */
+export const text: Rule = (v) => {
+  if (typeof v !== 'string' || v === '') return 'must be a non-empty string';
+  return isWellFormed(v) ? undefined : 'must not contain a lone UTF-16 surrogate';
+};
 
 /**
  * A value that becomes one URL path segment. `.` and `..` are refused: the URL parser would treat
  * them (even percent-encoded) as a move up the path and call another endpoint.
  */
-export const segment: Rule = (v) =>
-  text(v) ?? (v === '.' || v === '..' ? 'must not be "." or ".."' : undefined);
+export const segment: Rule = (v) => text(v) ?? (v === '.' || v === '..' ? 'must not be "." or ".."' : undefined);
 
 /** One of the listed values. */
 export const oneOf =
   (values: readonly string[]): Rule =>
   (v) =>
-    absent(v) || values.includes(v as string) ? undefined : `must be one of ${values.join(', ')}`;
+    values.includes(v as string) ? undefined : `must be one of ${values.join(', ')}`;
 
 /** An integer within [min, max]. */
 export const integer =
   (min: number, max: number = Number.MAX_SAFE_INTEGER): Rule =>
   (v) => {
-    if (absent(v)) return undefined;
     if (typeof v !== 'number' || !Number.isInteger(v)) return 'must be an integer';
     if (v < min) return `must be >= ${min}`;
     return v > max ? `must be <= ${max}` : undefined;
@@ -40,52 +54,82 @@ export const integer =
 
 /** A finite number greater than zero. */
 export const positiveNumber: Rule = (v) =>
-  absent(v) || (typeof v === 'number' && Number.isFinite(v) && v > 0) ? undefined : 'must be a number > 0';
+  typeof v === 'number' && Number.isFinite(v) && v > 0 ? undefined : 'must be a number > 0';
 
 /** A boolean. */
-export const boolean: Rule = (v) => (absent(v) || typeof v === 'boolean' ? undefined : 'must be a boolean');
+export const boolean: Rule = (v) => (typeof v === 'boolean' ? undefined : 'must be a boolean');
 
-/** A plain JSON object (not an array). */
-export const plainObject: Rule = (v) =>
-  absent(v) || (typeof v === 'object' && !Array.isArray(v)) ? undefined : 'must be a plain object';
+/** A plain object that JSON can carry whole: no BigInt, no cycle, no lone surrogate. */
+export const jsonObject: Rule = (v) => {
+  if (!isPlainObject(v)) return 'must be a plain object';
+  let json: string;
+  try {
+    json = JSON.stringify(v);
+  } catch (error) {
+    return `must be JSON-serialisable (${(error as Error).message.split('\n')[0]})`;
+  }
+  return isWellFormed(json) ? undefined : 'must not contain a lone UTF-16 surrogate';
+};
 
-/** A valid `Date` or a string `Date.parse` understands. */
-export const dateLike: Rule = (v) => {
-  if (absent(v)) return undefined;
+/** `2026-01-31`, `2026-01-31T12:00:00Z`, `2026-01-31T12:00:00.000+02:00`: the forms ISO 8601 timestamps take in the API. */
+const iso8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** A valid `Date`, or an ISO 8601 date or timestamp string (what the API accepts). */
+export const isoDate: Rule = (v) => {
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? 'must be a valid date' : undefined;
-  return typeof v === 'string' && !Number.isNaN(Date.parse(v))
+  return typeof v === 'string' && iso8601.test(v) && !Number.isNaN(Date.parse(v))
     ? undefined
-    : 'must be a Date or an ISO 8601 string';
+    : 'must be a Date or an ISO 8601 string such as 2026-01-31T00:00:00Z';
 };
 
 /** `page` and `page_size` as the reference limits them. */
 export const pageRules: Rules = { page: [integer(1)], page_size: [integer(1, 100)] };
 
+/** An object literal or `Object.create(null)`: not an array, a Date, a Map or a class instance. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
 /**
- * Checks `params` against `rules` and cross-field `extra` checks, and throws one
- * {@link InvalidRequestError} listing every problem, before anything is sent.
+ * Checks `params` against `rules` and `cross`, and throws one {@link InvalidRequestError} listing
+ * every problem, before anything is sent. Returns a fresh object with the known parameters that
+ * are present: `null` counts as absent everywhere (field rules, cross-field rules and the request
+ * built from the result), and an unknown key is refused rather than sent or silently dropped.
  */
-export function check<P extends object>(
+export function check(
   operation: string,
-  params: P | undefined,
+  params: unknown,
   rules: Rules,
-  extra?: (params: Record<string, unknown>) => InvalidRequestIssue[],
-): P {
-  if (params !== undefined && (params === null || typeof params !== 'object')) {
-    throw new InvalidRequestError(operation, [{ field: 'params', message: 'must be an object' }]);
+  cross?: CrossRule,
+): Record<string, unknown> {
+  if (params !== undefined && params !== null && !isPlainObject(params)) {
+    throw new InvalidRequestError(operation, [{ field: 'params', message: 'must be a plain object' }]);
   }
-  const record = (params ?? {}) as Record<string, unknown>;
+  const given = (params ?? {}) as Record<string, unknown>;
+  const present: Record<string, unknown> = {};
   const issues: InvalidRequestIssue[] = [];
+  for (const key of Object.keys(given)) {
+    if (!Object.hasOwn(rules, key)) issues.push({ field: key, message: 'is not a parameter of this method' });
+  }
   for (const [field, fieldRules] of Object.entries(rules)) {
+    const value = given[field];
+    if (value === undefined || value === null || value === '') {
+      if (fieldRules.includes(required)) issues.push({ field, message: 'is required' });
+      else if (value === '') issues.push({ field, message: 'must not be empty' });
+      continue;
+    }
+    present[field] = value;
     for (const rule of fieldRules) {
-      const message = rule(record[field]);
+      const message = rule(value);
       if (message) {
         issues.push({ field, message });
         break;
       }
     }
   }
-  if (extra) issues.push(...extra(record));
+  if (!issues.length && cross) issues.push(...cross(present));
   if (issues.length) throw new InvalidRequestError(operation, issues);
-  return record as P;
+  return present;
 }

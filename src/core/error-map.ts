@@ -10,11 +10,10 @@ import {
   type RequestContext,
   UnprocessableEntityError,
 } from './errors.js';
-import { parseRetryAfter } from './retry-after.js';
 
 type APIErrorClass = new (
   status: number,
-  headers: Record<string, string>,
+  headers: Headers | Record<string, string>,
   body: unknown,
   request: RequestContext,
 ) => APIError;
@@ -27,19 +26,16 @@ const byStatus: Record<number, APIErrorClass> = {
   404: NotFoundError,
   409: ConflictError,
   422: UnprocessableEntityError,
+  429: RateLimitError,
 };
 
-/** Builds the typed error for a non-2xx response. */
+/** Builds the typed error for a response that is not an answer (a 3xx, which is never followed, included). */
 export function errorForStatus(
   status: number,
-  headers: Record<string, string>,
+  headers: Headers | Record<string, string>,
   body: unknown,
   request: RequestContext,
-  now: number = Date.now(),
 ): APIError {
-  if (status === 429) {
-    return new RateLimitError(status, headers, body, request, parseRetryAfter(headers, now));
-  }
   const ErrorClass = byStatus[status] ?? (status >= 500 ? InternalServerError : APIError);
   return new ErrorClass(status, headers, body, request);
 }

@@ -1,35 +1,27 @@
 /**
  * The SDK's error hierarchy. Every error thrown by billing-sdk is a {@link BillingError}; each class
- * carries a literal `name` so callers can switch on it without `instanceof` across bundles.
+ * carries a literal `name`, so `switch (err.name)` narrows after {@link isBillingError}.
  *
  * No error ever holds a request header, so an API key cannot leak through `String(err)`,
- * `JSON.stringify(err)` or a logger.
+ * `JSON.stringify(err)` or a logger; causes that quote it are scrubbed before they are attached.
  *
  * @example
  * ```ts
  * try {
  *   await billing.invoices.list({ account_ref_id: 'acct_1' });
  * } catch (err) {
- *   if (err instanceof RateLimitError) console.log('retry in', err.retryAfterMs);
- *   else if (err instanceof NotFoundError) console.log(err.error);
- *   else throw err;
+ *   if (!isBillingError(err)) throw err;
+ *   switch (err.name) {
+ *     case 'RateLimitError': console.log('retry in', err.retryAfterMs); break;
+ *     case 'NotFoundError': console.log(err.error); break;
+ *     default: throw err;
+ *   }
  * }
  * ```
  * @module
  */
-
-/** Names of every error class, for `switch (err.name)`. */
-export type BillingErrorName =
-  | 'BillingError'
-  | APIErrorName
-  | 'APIConnectionError'
-  | 'APITimeoutError'
-  | 'APIUserAbortError'
-  | 'InvalidRequestError'
-  | 'ResponseValidationError'
-  | 'PaginationError'
-  | 'HostedLinkError'
-  | 'WebhookError';
+import { headersToObject } from './redact.js';
+import { parseRetryAfter } from './retry-after.js';
 
 /** Names of the classes that stand for an HTTP error status. */
 export type APIErrorName =
@@ -43,6 +35,20 @@ export type APIErrorName =
   | 'RateLimitError'
   | 'InternalServerError';
 
+/** Names of every error class, for `switch (err.name)`. */
+export type BillingErrorName =
+  | 'BillingError'
+  | APIErrorName
+  | 'APIConnectionError'
+  | 'APITimeoutError'
+  | 'APIUserAbortError'
+  | 'ResponseTooLargeError'
+  | 'InvalidRequestError'
+  | 'ResponseValidationError'
+  | 'PaginationError'
+  | 'HostedLinkError'
+  | 'WebhookError';
+
 /** Where a request went: the SDK method, the HTTP method and the URL path (never the query string, which may hold an e-mail). */
 export interface RequestContext {
   /** SDK method, e.g. `invoices.list`. */
@@ -53,22 +59,72 @@ export interface RequestContext {
   path: string;
 }
 
+/**
+ * Marks each class with its name under a registry symbol, so `instanceof` also recognises errors
+ * made by another copy of the package in the same process (its ESM and CJS builds, or two
+ * versions): the copies share `Symbol.for` keys but not classes.
+ */
+const BRAND: unique symbol = Symbol.for('billing-sdk.errorClass');
+
+/** The class names along `value`'s prototype chain, read from the brands. */
+function brandsOf(value: unknown): string[] {
+  const brands: string[] = [];
+  if (typeof value !== 'object' || value === null) return brands;
+  for (let proto = Object.getPrototypeOf(value); proto; proto = Object.getPrototypeOf(proto)) {
+    const ctor = (proto as { constructor?: unknown }).constructor as Record<symbol, unknown> | undefined;
+    if (ctor && Object.hasOwn(ctor, BRAND)) brands.push(ctor[BRAND] as string);
+  }
+  return brands;
+}
+
 /** Base class of every error the SDK throws. */
 export class BillingError extends Error {
+  /** @internal */
+  static readonly [BRAND]: BillingErrorName = 'BillingError';
   override readonly name: BillingErrorName = 'BillingError';
+  /**
+   * The idempotency key of the debit or usage event whose call failed (set on every error of
+   * `usage.debit` and `usage.record`): call again with the same `event_key` and the service
+   * applies it at most once.
+   */
+  declare readonly event_key?: string;
 
-  /** A plain object for loggers and `JSON.stringify`, with the message (which `Error` keeps non-enumerable). */
-  toJSON(): Record<string, unknown> {
-    return { ...(this as object), name: this.name, message: this.message };
+  /** `instanceof` by brand: true for errors of this class made by any copy of the package. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    // A user's own subclass has no brand of its own: only the plain prototype check applies.
+    if (!Object.hasOwn(this, BRAND)) return false;
+    return brandsOf(value).includes((this as unknown as Record<symbol, string>)[BRAND] as string);
   }
+
+  /** A plain object for loggers and `JSON.stringify`: the message (which `Error` keeps non-enumerable) and a summary of the cause. */
+  toJSON(): Record<string, unknown> {
+    const json: Record<string, unknown> = { ...(this as object), name: this.name, message: this.message };
+    if (this.cause !== undefined) json.cause = summariseCause(this.cause);
+    return json;
+  }
+}
+
+/** Name, message and code of a cause chain, for `toJSON` (an `Error`'s own fields are not enumerable). */
+function summariseCause(cause: unknown, depth = 0): unknown {
+  if (!(cause instanceof Error) || depth > 4) return typeof cause === 'object' ? undefined : cause;
+  const { code } = cause as { code?: unknown };
+  return {
+    name: cause.name,
+    message: cause.message,
+    ...(code === undefined ? {} : { code }),
+    ...(cause.cause === undefined ? {} : { cause: summariseCause(cause.cause, depth + 1) }),
+  };
 }
 
 function describe(ctx: RequestContext): string {
   return `${ctx.operation} (${ctx.method} ${ctx.path})`;
 }
 
-/** The server answered with an error status. Subclasses narrow it by status. */
+/** The server answered with an error status (or a redirect, which is never followed). Subclasses narrow it by status. */
 export class APIError extends BillingError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'APIError';
   override readonly name: APIErrorName = 'APIError';
   /** HTTP status code. */
   readonly status: number;
@@ -78,14 +134,29 @@ export class APIError extends BillingError {
   readonly body: unknown;
   /** SDK method, HTTP method and path of the failed request. */
   readonly request: RequestContext;
+  /** The server's id for this request (`x-request-id` or `request-id`), to quote when you report a problem. */
+  readonly requestId: string | undefined;
+  /** How long the server asked to wait before a retry (`Retry-After`, `retry-after-ms`), in ms; `undefined` when it did not say. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(status: number, headers: Record<string, string>, body: unknown, request: RequestContext) {
-    super(`${describe(request)} failed with ${status}${detailOf(body)}`);
+  constructor(status: number, headers: Headers | Record<string, string>, body: unknown, request: RequestContext) {
+    const plain = headers instanceof Headers ? headersToObject(headers) : headers;
+    super(`${describe(request)} ${summary(status, plain, body)}`);
     this.status = status;
-    this.headers = headers;
+    this.headers = plain;
     this.body = body;
     this.request = request;
+    this.requestId = plain['x-request-id'] ?? plain['request-id'];
+    this.retryAfterMs = parseRetryAfter(plain);
   }
+}
+
+/** What went wrong, for the message: a redirect names where it pointed; an error its body's detail. */
+function summary(status: number, headers: Record<string, string>, body: unknown): string {
+  if (status >= 300 && status < 400) {
+    return `answered ${status} redirecting to ${headers.location ?? '(no Location)'}; redirects are not followed, so nothing was sent there (check baseUrl)`;
+  }
+  return `failed with ${status}${detailOf(body)}`;
 }
 
 /** The most useful one-line detail of an error body, for the message. */
@@ -104,11 +175,13 @@ function detailOf(body: unknown): string {
 
 /** 400: invalid input. `fields` maps each rejected field to its messages. */
 export class BadRequestError extends APIError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'BadRequestError';
   override readonly name = 'BadRequestError' as const;
   /** Field name → messages, from the `{ "<field>": ["<message>"] }` body. Empty when the body had another shape. */
   readonly fields: Record<string, string[]>;
 
-  constructor(status: number, headers: Record<string, string>, body: unknown, request: RequestContext) {
+  constructor(status: number, headers: Headers | Record<string, string>, body: unknown, request: RequestContext) {
     super(status, headers, body, request);
     this.fields = fieldsOf(body);
   }
@@ -126,21 +199,27 @@ function fieldsOf(body: unknown): Record<string, string[]> {
 
 /** 401: the API key is missing or invalid. */
 export class AuthenticationError extends APIError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'AuthenticationError';
   override readonly name = 'AuthenticationError' as const;
 }
 
 /** 403: the key may not do this. */
 export class PermissionDeniedError extends APIError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'PermissionDeniedError';
   override readonly name = 'PermissionDeniedError' as const;
 }
 
-/** 404: unknown account, tier or product. `error` is the server's message. */
+/** 404: unknown account, tier or product — or a wrong `baseUrl`. `error` is the server's message. */
 export class NotFoundError extends APIError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'NotFoundError';
   override readonly name = 'NotFoundError' as const;
-  /** The `error` message of the body, e.g. `Account not found or invalid subscription tier`. */
+  /** The `error` message of the body, e.g. `Account not found or invalid subscription tier`; `undefined` for any other body. */
   readonly error: string | undefined;
 
-  constructor(status: number, headers: Record<string, string>, body: unknown, request: RequestContext) {
+  constructor(status: number, headers: Headers | Record<string, string>, body: unknown, request: RequestContext) {
     super(status, headers, body, request);
     const error = (body as { error?: unknown } | undefined)?.error;
     this.error = typeof error === 'string' ? error : undefined;
@@ -149,60 +228,110 @@ export class NotFoundError extends APIError {
 
 /** 409: conflict (retried). */
 export class ConflictError extends APIError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'ConflictError';
   override readonly name = 'ConflictError' as const;
 }
 
 /** 422: the server understood the request but refused it. */
 export class UnprocessableEntityError extends APIError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'UnprocessableEntityError';
   override readonly name = 'UnprocessableEntityError' as const;
 }
 
 /** 429: rate limited. `retryAfterMs` is the server's Retry-After, when it sent one. */
 export class RateLimitError extends APIError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'RateLimitError';
   override readonly name = 'RateLimitError' as const;
-  /** How long the server asked to wait, in ms; `undefined` when it sent no Retry-After. */
-  readonly retryAfterMs: number | undefined;
-
-  constructor(
-    status: number,
-    headers: Record<string, string>,
-    body: unknown,
-    request: RequestContext,
-    retryAfterMs?: number,
-  ) {
-    super(status, headers, body, request);
-    this.retryAfterMs = retryAfterMs;
-  }
 }
 
 /** 5xx: the server failed (retried). */
 export class InternalServerError extends APIError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'InternalServerError';
   override readonly name = 'InternalServerError' as const;
 }
 
-/** No response: DNS, refused or reset connection. `cause` holds the underlying error. */
+/** How many attempts a call made and how long it took, for the final error's message. */
+export interface AttemptStats {
+  /** Attempts made, the first included. */
+  attempts: number;
+  /** Milliseconds from the first attempt to giving up. */
+  elapsedMs: number;
+}
+
+/**
+ * No usable response: DNS failure, refused or reset connection, or a body cut short. `cause` holds
+ * the underlying error; the message names it (`ECONNREFUSED 127.0.0.1:4010`), with the attempts
+ * made and the time spent.
+ */
 export class APIConnectionError extends BillingError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'APIConnectionError';
   override readonly name: 'APIConnectionError' | 'APITimeoutError' = 'APIConnectionError';
   /** SDK method, HTTP method and path of the failed request. */
   readonly request: RequestContext;
+  /** Attempts made before giving up (1 when the call was not retried). */
+  readonly attempts: number;
+  /** Milliseconds from the first attempt to giving up. */
+  readonly elapsedMs: number;
 
-  constructor(request: RequestContext, message?: string, options?: { cause?: unknown }) {
-    super(message ?? `${describe(request)}: connection error`, options);
+  constructor(request: RequestContext, options: { cause?: unknown } & Partial<AttemptStats> = {}) {
+    const { attempts = 1, elapsedMs = 0 } = options;
+    super(
+      `${describe(request)}: connection error: ${causeText(options.cause)}${statsText(attempts, elapsedMs)}`,
+      { cause: options.cause },
+    );
     this.request = request;
+    this.attempts = attempts;
+    this.elapsedMs = elapsedMs;
   }
 }
 
-/** An attempt took longer than `timeout` ms (retried like a connection error). */
-export class APITimeoutError extends APIConnectionError {
-  override readonly name = 'APITimeoutError' as const;
+function statsText(attempts: number, elapsedMs: number): string {
+  return attempts > 1 ? ` (${attempts} attempts in ${(elapsedMs / 1000).toFixed(1)} s)` : '';
+}
 
-  constructor(request: RequestContext, timeoutMs: number) {
-    super(request, `${describe(request)} timed out after ${timeoutMs} ms`);
+/** `ECONNREFUSED 127.0.0.1:4010`, `UND_ERR_SOCKET other side closed`: the deepest code and address in a cause chain. */
+function causeText(cause: unknown): string {
+  let code: string | undefined;
+  let where: string | undefined;
+  let message: string | undefined;
+  for (let c = cause, depth = 0; c && typeof c === 'object' && depth < 5; depth++) {
+    const e = c as { code?: unknown; address?: unknown; port?: unknown; message?: unknown; cause?: unknown };
+    if (typeof e.code === 'string') code = e.code;
+    if (typeof e.address === 'string') where = e.port === undefined ? e.address : `${e.address}:${e.port}`;
+    if (typeof e.message === 'string' && e.message) message = e.message;
+    c = e.cause;
+  }
+  if (code && where) return `${code} ${where}`;
+  if (code) return message && !message.includes(code) ? `${code} ${message}` : (message ?? code);
+  return message ?? 'no response';
+}
+
+/** An attempt took longer than `timeout` ms, headers and body together (retried like a connection error). */
+export class APITimeoutError extends APIConnectionError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'APITimeoutError';
+  override readonly name = 'APITimeoutError' as const;
+  /** The per-attempt timeout that ran out, in ms. */
+  readonly timeoutMs: number;
+
+  constructor(request: RequestContext, timeoutMs: number, stats: Partial<AttemptStats> = {}) {
+    super(request, stats);
+    this.timeoutMs = timeoutMs;
+    this.message = `${describe(request)} timed out after ${timeoutMs} ms${statsText(this.attempts, this.elapsedMs)}`;
+    // The stack was captured with the base class's message; keep its first line truthful.
+    if (this.stack) this.stack = `${this.name}: ${this.message}\n${this.stack.split('\n').slice(1).join('\n')}`;
   }
 }
 
 /** The caller's `AbortSignal` fired, during a request or a wait between retries. */
 export class APIUserAbortError extends BillingError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'APIUserAbortError';
   override readonly name = 'APIUserAbortError' as const;
   /** SDK method, HTTP method and path of the aborted request. */
   readonly request: RequestContext;
@@ -213,16 +342,43 @@ export class APIUserAbortError extends BillingError {
   }
 }
 
+/** A response body was larger than `maxResponseBytes`; reading stopped there and the connection was dropped. */
+export class ResponseTooLargeError extends BillingError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'ResponseTooLargeError';
+  override readonly name = 'ResponseTooLargeError' as const;
+  /** SDK method, HTTP method and path. */
+  readonly request: RequestContext;
+  /** HTTP status of the response. */
+  readonly status: number;
+  /** The limit, in bytes (after decompression). */
+  readonly limit: number;
+  /** The server's id for this request, when it sent one. */
+  readonly requestId: string | undefined;
+
+  constructor(request: RequestContext, status: number, limit: number, requestId: string | undefined) {
+    super(
+      `${describe(request)} answered ${status} with a body over maxResponseBytes (${limit} bytes); reading stopped`,
+    );
+    this.request = request;
+    this.status = status;
+    this.limit = limit;
+    this.requestId = requestId;
+  }
+}
+
 /** One problem with the parameters of a call, found before anything was sent. */
 export interface InvalidRequestIssue {
-  /** The parameter, e.g. `page_size`. */
+  /** The parameter, e.g. `page_size`, or `options.timeout`. */
   field: string;
   /** What is wrong with it. */
   message: string;
 }
 
-/** The call's parameters break a rule of the API; no request was sent. */
+/** The call's parameters or options break a rule; no request was sent. */
 export class InvalidRequestError extends BillingError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'InvalidRequestError';
   override readonly name = 'InvalidRequestError' as const;
   /** The SDK method called. */
   readonly operation: string;
@@ -248,6 +404,8 @@ export interface ValidationIssue {
 
 /** A response lacked a documented field or had one of the wrong type (`validation: 'strict'`). */
 export class ResponseValidationError extends BillingError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'ResponseValidationError';
   override readonly name = 'ResponseValidationError' as const;
   /** SDK method, HTTP method and path. */
   readonly request: RequestContext;
@@ -270,6 +428,8 @@ export class ResponseValidationError extends BillingError {
 
 /** A paginated list repeated a page or did not end; iteration stopped instead of looping. */
 export class PaginationError extends BillingError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'PaginationError';
   override readonly name = 'PaginationError' as const;
 }
 
@@ -284,6 +444,8 @@ export type HostedLinkErrorCode =
 
 /** A hosted-link token failed verification. */
 export class HostedLinkError extends BillingError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'HostedLinkError';
   override readonly name = 'HostedLinkError' as const;
   /** What failed. */
   readonly code: HostedLinkErrorCode;
@@ -296,6 +458,8 @@ export class HostedLinkError extends BillingError {
 
 /** A webhook body was not a valid event. */
 export class WebhookError extends BillingError {
+  /** @internal */
+  static override readonly [BRAND]: BillingErrorName = 'WebhookError';
   override readonly name = 'WebhookError' as const;
   /** The validation issues, when the body was JSON of the wrong shape. */
   readonly issues: ValidationIssue[];
@@ -304,4 +468,50 @@ export class WebhookError extends BillingError {
     super(message);
     this.issues = issues;
   }
+}
+
+/** Each error name and the class it stands for (a name also matches its subclasses, as `instanceof` does). */
+export interface BillingErrorClasses {
+  BillingError: BillingError;
+  APIError: APIError;
+  BadRequestError: BadRequestError;
+  AuthenticationError: AuthenticationError;
+  PermissionDeniedError: PermissionDeniedError;
+  NotFoundError: NotFoundError;
+  ConflictError: ConflictError;
+  UnprocessableEntityError: UnprocessableEntityError;
+  RateLimitError: RateLimitError;
+  InternalServerError: InternalServerError;
+  APIConnectionError: APIConnectionError;
+  APITimeoutError: APITimeoutError;
+  APIUserAbortError: APIUserAbortError;
+  ResponseTooLargeError: ResponseTooLargeError;
+  InvalidRequestError: InvalidRequestError;
+  ResponseValidationError: ResponseValidationError;
+  PaginationError: PaginationError;
+  HostedLinkError: HostedLinkError;
+  WebhookError: WebhookError;
+}
+
+/**
+ * Every error the SDK throws, as a union on `name`: after {@link isBillingError}, `switch (err.name)`
+ * narrows to the class (`case 'RateLimitError': err.retryAfterMs`).
+ */
+export type AnyBillingError = {
+  [N in BillingErrorName]: BillingErrorClasses[N] & { readonly name: N };
+}[BillingErrorName];
+
+/**
+ * Whether `err` is an error of billing-sdk (of any copy of the package), optionally of the class
+ * named `name` or a subclass of it. Narrows `err` for `switch (err.name)`.
+ *
+ * @example
+ * ```ts
+ * if (isBillingError(err, 'RateLimitError')) await sleep(err.retryAfterMs ?? 1000);
+ * ```
+ */
+export function isBillingError(err: unknown): err is AnyBillingError;
+export function isBillingError<N extends BillingErrorName>(err: unknown, name: N): err is BillingErrorClasses[N];
+export function isBillingError(err: unknown, name: BillingErrorName = 'BillingError'): boolean {
+  return err instanceof BillingError && brandsOf(err).includes(name);
 }

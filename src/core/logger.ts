@@ -21,6 +21,8 @@ export interface SdkLogger {
 /**
  * Wraps the user's logger. Secrets are scrubbed here, at the last step before output, so that
  * no call site can forget: even a message that somehow quoted the key prints `[redacted]`.
+ * Whatever the logger (or a detail that cannot be serialised) throws is swallowed: logging must
+ * never turn a committed debit into a rejection.
  */
 export function createLogger(target: Logger, level: LogLevel, secrets: readonly string[]): SdkLogger {
   const max = rank[level];
@@ -30,9 +32,13 @@ export function createLogger(target: Logger, level: LogLevel, secrets: readonly 
     enabled: (l) => rank[l] <= max,
     log(l, message, details) {
       if (rank[l] > max) return;
-      const line = `[billing-sdk] ${scrub(message)}`;
-      if (details) target[l](line, JSON.parse(scrub(JSON.stringify(details))));
-      else target[l](line);
+      try {
+        const line = `[billing-sdk] ${scrub(message)}`;
+        if (details) target[l](line, JSON.parse(scrub(JSON.stringify(details))));
+        else target[l](line);
+      } catch {
+        // A broken logger loses a line, never a result.
+      }
     },
   };
 }

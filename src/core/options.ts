@@ -1,5 +1,8 @@
+import { type Clock, CLOCK, realClock } from './clock.js';
+import { isPlainObject } from './checks.js';
 import { isBrowserWindow, readEnv } from './env.js';
-import { BillingError } from './errors.js';
+import { BillingError, InvalidRequestError, type InvalidRequestIssue } from './errors.js';
+import { headerIssues, isValidApiKey } from './headers.js';
 import type { Logger, LogLevel } from './logger.js';
 
 /** What to do when a response does not match its schema. */
@@ -14,43 +17,51 @@ export type FetchLike = (input: Request, init?: RequestInit) => Promise<Response
 /** Options of {@link BillingClient}. Every one is optional where the environment supplies it. */
 export interface ClientOptions {
   /** API key of the payment gateway (sandbox or live). Default: env `BILLING_API_KEY`. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** API root, ending in `/api/` (a missing trailing slash is added). Default: env `BILLING_BASE_URL`. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** `'authorization'` sends `Authorization: Bearer <key>` (default); `'x-api-key'` sends `X-API-Key: <key>`. */
-  authHeader?: AuthHeader;
-  /** Milliseconds allowed for each attempt, body included. Default 30 000. */
-  timeout?: number;
+  authHeader?: AuthHeader | undefined;
+  /**
+   * Milliseconds allowed for each attempt, from sending to the last byte of the body. Default 30 000.
+   * `Infinity` (or anything above 2^31-1 ms, about 24.8 days) means no limit.
+   */
+  timeout?: number | undefined;
   /** Retries after the first attempt, for requests that are safe to retry. Default 2. */
-  maxRetries?: number;
-  /** Longest Retry-After honoured, in ms; a longer one throws {@link RateLimitError} at once. Default 60 000. */
-  maxRetryDelay?: number;
-  /** Custom fetch. Default `globalThis.fetch`. */
-  fetch?: FetchLike;
-  /** Headers sent with every request. */
-  headers?: Record<string, string>;
-  /** Where log lines go. Default `console`. Secrets are removed before they reach it. */
-  logger?: Logger;
+  maxRetries?: number | undefined;
+  /**
+   * Longest wait the server may ask for (Retry-After), in ms; a longer one throws {@link RateLimitError}
+   * (or the 5xx error) at once, with `retryAfterMs`. Does not limit the SDK's own backoff. Default 60 000.
+   */
+  maxRetryDelay?: number | undefined;
+  /** Largest response body read, in bytes after decompression; a larger one fails with {@link ResponseTooLargeError}. Default 4 MiB. */
+  maxResponseBytes?: number | undefined;
+  /** Custom fetch, the engine under ky. Default `globalThis.fetch`. */
+  fetch?: FetchLike | undefined;
+  /** Headers sent with every request. Per-call headers override them; neither can override the credentials. */
+  headers?: Record<string, string> | undefined;
+  /** Where log lines go. Default `console`. Secrets are removed before they reach it, and a logger that throws is ignored. */
+  logger?: Logger | undefined;
   /** How much to log. Default env `BILLING_LOG`, else `'warn'`. */
-  logLevel?: LogLevel;
+  logLevel?: LogLevel | undefined;
   /** Response validation. Default `'strict'`. */
-  validation?: ValidationMode;
+  validation?: ValidationMode | undefined;
   /** Allow construction in a browser window, where the API key is visible to every user of the page. */
-  dangerouslyAllowBrowser?: boolean;
+  dangerouslyAllowBrowser?: boolean | undefined;
   /** Allow `http:` to a host that is not loopback (the key would travel in clear). Default false. */
-  allowInsecureHttp?: boolean;
+  allowInsecureHttp?: boolean | undefined;
 }
 
-/** Per-call options, the last argument of every method. */
+/** Per-call options, the last argument of every method. Checked like the client's options. */
 export interface RequestOptions {
   /** Cancels the call, including any wait between retries. */
-  signal?: AbortSignal;
-  /** Milliseconds allowed for each attempt of this call. */
-  timeout?: number;
+  signal?: AbortSignal | undefined;
+  /** Milliseconds allowed for each attempt of this call, body included. */
+  timeout?: number | undefined;
   /** Retries for this call. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Extra headers for this call. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 /** Options after defaults, env and checks: computed once per client. */
@@ -63,22 +74,122 @@ export interface ResolvedOptions {
   timeout: number;
   maxRetries: number;
   maxRetryDelay: number;
+  maxResponseBytes: number;
   fetch: FetchLike | undefined;
   headers: Record<string, string>;
   logger: Logger;
   logLevel: LogLevel;
   validation: ValidationMode;
+  clock: Clock;
+}
+
+/** Per-call options after checks, with the client's defaults filled in. */
+export interface CallOptions {
+  signal: AbortSignal | undefined;
+  timeout: number;
+  maxRetries: number;
+  headers: Record<string, string> | undefined;
 }
 
 const logLevels: readonly LogLevel[] = ['off', 'error', 'warn', 'info', 'debug'];
+const authHeaders: readonly AuthHeader[] = ['authorization', 'x-api-key'];
+const validationModes: readonly ValidationMode[] = ['strict', 'warn', 'off'];
+const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+/** A check of one option value: the problem (or, for a headers object, the problems), or `undefined`. */
+type OptionRule = (value: unknown, field: string) => string | InvalidRequestIssue[] | undefined;
+
+const positive: OptionRule = (v) =>
+  typeof v === 'number' && v > 0 ? undefined : 'must be a number > 0 (Infinity for no limit)';
+const atLeastZero: OptionRule = (v) =>
+  typeof v === 'number' && v >= 0 ? undefined : 'must be a number >= 0 (Infinity for no limit)';
+const retries: OptionRule = (v) =>
+  typeof v === 'number' && Number.isInteger(v) && v >= 0 ? undefined : 'must be an integer >= 0';
+const bool: OptionRule = (v) => (typeof v === 'boolean' ? undefined : 'must be a boolean');
+const fn: OptionRule = (v) => (typeof v === 'function' ? undefined : 'must be a function');
+const oneOf =
+  (values: readonly string[]): OptionRule =>
+  (v) =>
+    values.includes(v as string) ? undefined : `must be one of ${values.map((x) => `'${x}'`).join(', ')}`;
+const str: OptionRule = (v) => (typeof v === 'string' ? undefined : 'must be a string');
+const headers: OptionRule = (v, field) => headerIssues(field, v);
+const logger: OptionRule = (v) =>
+  typeof v === 'object' &&
+  v !== null &&
+  ['error', 'warn', 'info', 'debug'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function')
+    ? undefined
+    : 'must have error, warn, info and debug methods';
+/** Duck-typed rather than `instanceof`: signals from another realm or a polyfill are fine too. */
+const abortSignal: OptionRule = (v) => {
+  const s = v as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown } | null;
+  return typeof s === 'object' &&
+    s !== null &&
+    typeof s.aborted === 'boolean' &&
+    typeof s.addEventListener === 'function' &&
+    typeof s.removeEventListener === 'function'
+    ? undefined
+    : 'must be an AbortSignal';
+};
+
+const clientRules: Record<keyof ClientOptions, OptionRule> = {
+  apiKey: str,
+  baseUrl: str,
+  authHeader: oneOf(authHeaders),
+  timeout: positive,
+  maxRetries: retries,
+  maxRetryDelay: atLeastZero,
+  maxResponseBytes: positive,
+  fetch: fn,
+  headers,
+  logger,
+  logLevel: oneOf(logLevels),
+  validation: oneOf(validationModes),
+  dangerouslyAllowBrowser: bool,
+  allowInsecureHttp: bool,
+};
+
+const requestRules: Record<keyof RequestOptions, OptionRule> = {
+  signal: abortSignal,
+  timeout: positive,
+  maxRetries: retries,
+  headers,
+};
+
+/**
+ * Checks an options object against `rules`: every key known, every present value valid. `undefined`
+ * counts as absent, so `{ timeout: config.timeout }` works whether or not the config sets it.
+ */
+function optionIssues(prefix: string, options: unknown, rules: Record<string, OptionRule>): InvalidRequestIssue[] {
+  if (options === undefined) return [];
+  if (!isPlainObject(options)) return [{ field: prefix.slice(0, -1) || 'options', message: 'must be a plain object' }];
+  const issues: InvalidRequestIssue[] = [];
+  for (const [key, value] of Object.entries(options)) {
+    const rule = rules[key];
+    if (!rule) issues.push({ field: prefix + key, message: 'is not a known option' });
+    else if (value !== undefined) {
+      const found = rule(value, prefix + key);
+      if (typeof found === 'string') issues.push({ field: prefix + key, message: found });
+      else if (found) issues.push(...found);
+    }
+  }
+  return issues;
+}
 
 /** Applies defaults and env, and refuses what cannot work or would be unsafe. */
 export function resolveOptions(options: ClientOptions): ResolvedOptions {
+  const issues = optionIssues('', options, clientRules);
+  if (issues.length) throw new InvalidRequestError('new BillingClient', issues);
   const apiKey = options.apiKey ?? readEnv('BILLING_API_KEY');
   if (!apiKey) {
     throw new BillingError(
       'Missing API key: pass `apiKey` to new BillingClient() or set the BILLING_API_KEY environment variable.',
     );
+  }
+  if (!isValidApiKey(apiKey)) {
+    // The key is not quoted: this message may well be logged.
+    throw new InvalidRequestError('new BillingClient', [
+      { field: 'apiKey', message: 'must be printable ASCII without spaces or line breaks (check for a pasted newline)' },
+    ]);
   }
   if (isBrowserWindow() && !options.dangerouslyAllowBrowser) {
     throw new BillingError(
@@ -99,23 +210,37 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
     baseUrl: base.href,
     basePath: base.pathname,
     authHeader: options.authHeader ?? 'authorization',
-    timeout: nonNegative('timeout', options.timeout, 30_000),
-    maxRetries: nonNegative('maxRetries', options.maxRetries, 2),
-    maxRetryDelay: nonNegative('maxRetryDelay', options.maxRetryDelay, 60_000),
+    timeout: options.timeout ?? 30_000,
+    maxRetries: options.maxRetries ?? 2,
+    maxRetryDelay: options.maxRetryDelay ?? 60_000,
+    maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     fetch: options.fetch,
     headers: { ...options.headers },
     logger: options.logger ?? console,
     logLevel: options.logLevel ?? (envLevel && logLevels.includes(envLevel) ? envLevel : 'warn'),
     validation: options.validation ?? 'strict',
+    clock: (options as { [CLOCK]?: Clock })[CLOCK] ?? realClock,
   };
 }
 
-function nonNegative(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-    throw new BillingError(`\`${name}\` must be a number >= 0, got ${String(value)}.`);
-  }
-  return value;
+/**
+ * Checks a call's options and fills in the client's defaults. Throws {@link InvalidRequestError}
+ * naming the operation, so a bad `signal`, `timeout` or header fails before anything is sent.
+ */
+export function callOptions(
+  operation: string,
+  options: unknown,
+  defaults: Pick<ResolvedOptions, 'timeout' | 'maxRetries'>,
+): CallOptions {
+  const issues = optionIssues('options.', options, requestRules);
+  if (issues.length) throw new InvalidRequestError(operation, issues);
+  const o = (options ?? {}) as RequestOptions;
+  return {
+    signal: o.signal,
+    timeout: o.timeout ?? defaults.timeout,
+    maxRetries: o.maxRetries ?? defaults.maxRetries,
+    headers: o.headers,
+  };
 }
 
 function normaliseBaseUrl(raw: string, allowInsecureHttp: boolean): URL {

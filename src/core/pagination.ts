@@ -1,3 +1,4 @@
+import type { WithResponse } from './api-promise.js';
 import { PaginationError } from './errors.js';
 
 /** A list envelope as the API sends it. `next`/`previous` are absent on tiers and products. */
@@ -9,7 +10,7 @@ export interface PageEnvelope<T> {
 }
 
 /** Loads page number `page` of the same list, with the same parameters. */
-export type PageLoader<T> = (page: number) => Promise<PageEnvelope<T>>;
+export type PageLoader<T> = (page: number) => Promise<WithResponse<PageEnvelope<T>>>;
 
 /**
  * One page of a list. `next` and `previous` are the server's links, kept for reference only: the
@@ -55,7 +56,7 @@ export class Page<T> {
   async getNextPage(): Promise<Page<T>> {
     if (!this.hasNextPage()) throw new PaginationError(`page ${this.page} is the last page`);
     const before = this.#before + this.results.length;
-    const next = new Page(await this.#load(this.page + 1), this.page + 1, before, this.#load);
+    const next = new Page((await this.#load(this.page + 1)).data, this.page + 1, before, this.#load);
     if (next.results.length > 0 && sameItems(this.results, next.results)) {
       throw new PaginationError(
         `page ${next.page} repeated page ${this.page}: the server ignores the page parameter; stopped instead of looping`,
@@ -73,8 +74,9 @@ export async function loadFirstPage<T>(
   load: PageLoader<T>,
   start: number,
   pageSize: number,
-): Promise<Page<T>> {
-  return new Page(await load(start), start, (start - 1) * pageSize, load);
+): Promise<WithResponse<Page<T>>> {
+  const { data, response } = await load(start);
+  return { data: new Page(data, start, (start - 1) * pageSize, load), response };
 }
 
 /** Cheap repeat check: the first and last items of both pages are equal. */
@@ -101,17 +103,29 @@ function sameItems<T>(a: T[], b: T[]): boolean {
  * ```
  */
 export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
-  readonly #first: () => Promise<Page<T>>;
-  #promise: Promise<Page<T>> | undefined;
+  readonly #first: () => Promise<WithResponse<Page<T>>>;
+  #promise: Promise<WithResponse<Page<T>>> | undefined;
 
-  /** @internal Built by the SDK's list methods; `first` runs on the first await or iteration. */
-  constructor(first: () => Promise<Page<T>>) {
+  /**
+   * @internal Built by the SDK's list methods; `first` runs on the first await or iteration. It must
+   * be an async function: then a bad parameter rejects, and `.catch(handler)` runs the handler.
+   */
+  constructor(first: () => Promise<WithResponse<Page<T>>>) {
     this.#first = first;
   }
 
-  #firstPage(): Promise<Page<T>> {
+  #answer(): Promise<WithResponse<Page<T>>> {
     this.#promise ??= this.#first();
     return this.#promise;
+  }
+
+  #firstPage(): Promise<Page<T>> {
+    return this.#answer().then((answer) => answer.data);
+  }
+
+  /** The first page together with the HTTP response it came from (status, headers, request id). */
+  withResponse(): Promise<WithResponse<Page<T>>> {
+    return this.#answer().then((answer) => answer);
   }
 
   // biome-ignore lint/suspicious/noThenProperty: a PagePromise is awaited like a promise of its first page.

@@ -18,3 +18,33 @@ export function redactHeaders(headers: Record<string, string>): Record<string, s
   }
   return out;
 }
+
+/**
+ * `cause` as it may be attached to an error: unchanged when no level of its chain mentions a
+ * secret, else a copy in which every mention is `[redacted]`. An engine error can quote a request
+ * header (undici's invalid-header TypeError quotes `Bearer <key>`), and `util.inspect(err)` prints
+ * the whole cause chain.
+ */
+export function scrubCause(cause: unknown, secrets: readonly string[], depth = 0): unknown {
+  if (!(cause instanceof Error) || depth > 5 || !secrets.some((s) => s && mentions(cause, s))) return cause;
+  const scrub = (text: string) => secrets.reduce((out, s) => (s ? out.split(s).join('[redacted]') : out), text);
+  const copy = new Error(scrub(cause.message), {
+    cause: scrubCause(cause.cause, secrets, depth + 1),
+  });
+  copy.name = cause.name;
+  copy.stack = scrub(cause.stack ?? '');
+  for (const key of ['code', 'errno', 'syscall', 'address', 'port'] as const) {
+    const value = (cause as unknown as Record<string, unknown>)[key];
+    if (value !== undefined) (copy as unknown as Record<string, unknown>)[key] = value;
+  }
+  return copy;
+}
+
+/** Whether `error` or anything below it in its cause chain quotes `secret`. */
+function mentions(error: unknown, secret: string, depth = 0): boolean {
+  if (!error || typeof error !== 'object' || depth > 5) return false;
+  const { message, stack, cause } = error as { message?: unknown; stack?: unknown; cause?: unknown };
+  if (typeof message === 'string' && message.includes(secret)) return true;
+  if (typeof stack === 'string' && stack.includes(secret)) return true;
+  return mentions(cause, secret, depth + 1);
+}

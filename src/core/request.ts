@@ -1,144 +1,288 @@
-import { attempt } from './attempt.js';
-import type { RequestContext } from './errors.js';
+import pRetry from 'p-retry';
+import { type APIResponseInfo, responseInfo, type WithResponse } from './api-promise.js';
+import { check, type CrossRule, type Rules } from './checks.js';
+import { errorForStatus } from './error-map.js';
+import {
+  APIConnectionError,
+  APITimeoutError,
+  APIUserAbortError,
+  BillingError,
+  InvalidRequestError,
+  type RequestContext,
+  ResponseTooLargeError,
+} from './errors.js';
+import { lowerKeys } from './headers.js';
 import { createLogger, type SdkLogger } from './logger.js';
-import type { RequestOptions, ResolvedOptions } from './options.js';
+import { type CallOptions, callOptions, type ResolvedOptions } from './options.js';
 import { loadFirstPage, type PageEnvelope, PagePromise } from './pagination.js';
-import { withRetries } from './retry.js';
+import { BodyTooLarge, readBody } from './read-body.js';
+import { scrubCause } from './redact.js';
+import { retryDecision } from './retry.js';
 import type { Schema } from './schema.js';
 import { Transport } from './transport.js';
-import { type QueryParams, queryString } from './url.js';
+import { type QueryParams, queryString, UnsafeUrlValue } from './url.js';
+import { userAgent } from './user-agent.js';
 import { validate } from './validation.js';
 
-/** Everything a resource method says about one endpoint call. */
-export interface RequestSpec<T> {
-  /** SDK method name for messages, e.g. `invoices.list`. */
+/** Path, query and body of one call, built by the endpoint from its checked parameters. */
+export interface BuiltRequest {
+  /** Path relative to the base URL, built with the `path` tag, e.g. `invoices/`. */
+  path: string;
+  query?: QueryParams;
+  /** JSON body. */
+  body?: Record<string, unknown>;
+  /** The call's idempotency key: every error of the call carries it as `event_key`. */
+  eventKey?: string;
+}
+
+/**
+ * Everything the SDK knows about one endpoint: how to check and build a call, how to read the
+ * answer. Resources declare one per method; the request path below does the rest.
+ */
+export interface Endpoint<T, R = T> {
+  /** SDK method name, for messages: `invoices.list`. Named here and nowhere else. */
   operation: string;
   method: 'GET' | 'POST';
-  /** Path relative to the base URL, already encoded (see `path`), e.g. `invoices/`. */
-  path: string;
-  query?: QueryParams | undefined;
-  /** JSON body. */
-  body?: unknown;
+  /** Every parameter the method takes, with its rules. */
+  rules: Rules;
+  /** Rules between parameters (`tier` needs `subscription`). */
+  cross?: CrossRule;
+  /** Builds the request from the checked parameters; runs once per call, before the first attempt. */
+  build(params: Record<string, unknown>): BuiltRequest;
   /** Schema of the response body. */
-  schema: Schema<T>;
+  schema: Schema<R>;
   /** A POST that is safe to send twice (its body carries an idempotency key): retried like a GET. */
   idempotent?: boolean;
   /** An empty 2xx body is an answer: it is validated as `null`. */
   allowEmpty?: boolean;
   /** A non-2xx response whose body is a result (a refusal), not an error. */
   isResult?: (status: number, body: unknown) => boolean;
+  /** Turns the validated body into the method's result. Default: the body itself. */
+  transform?: (data: R, request: BuiltRequest) => T;
+  /** An error that is an answer after all (a documented "not found"): its result, else `undefined`. */
+  recover?: (error: BillingError) => T | undefined;
 }
 
-/** Parameters of a list call once its checks passed. */
-export interface ListRequest {
-  path: string;
-  query: QueryParams & { page?: number | undefined; page_size?: number | undefined };
+/** A call whose checks passed: what every attempt sends. */
+interface Call<T, R> {
+  endpoint: Endpoint<T, R>;
+  built: BuiltRequest;
+  options: CallOptions;
+  context: RequestContext;
+  headers: Record<string, string>;
+  body: string | undefined;
 }
 
-/** A list endpoint: `prepare` runs the call's checks and returns path and query, on first use. */
-export interface ListSpec<T> {
-  operation: string;
-  schema: Schema<PageEnvelope<T>>;
-  prepare: () => ListRequest;
+/** What one attempt produced: a 2xx, or a non-2xx that the endpoint calls a result. */
+interface Exchange {
+  status: number;
+  headers: Headers;
+  body: unknown;
 }
+
+/** setTimeout cannot hold more; a longer timeout means none (a larger value would fire at once). */
+const MAX_TIMER = 2_147_483_647;
 
 /**
- * The one request path of the SDK: headers, URL, retries, one attempt each, body parsed once,
- * validation. Knows nothing about billing resources. Holds the API key in a private field so it
- * never shows up when a client is logged or inspected.
+ * The one request path of the SDK. Reading order: {@link ApiCore.call} → `#prepare` (check and build)
+ * → `#send` (retry loop) → `#attempt` (one exchange under one deadline) → `#classify` → back in
+ * `#send`: validate. Knows nothing about billing resources. Holds the API key in private fields,
+ * so it never shows when a client is logged or inspected.
  */
 export class ApiCore {
-  /** Options after defaults; the key itself lives only in `#authHeaders`. */
+  /** Options after defaults; the key itself lives only in `#authHeaders` and `#secrets`. */
   readonly #options: Omit<ResolvedOptions, 'apiKey'>;
   readonly #transport: Transport;
-  /** Default headers then auth: what a call without its own headers sends, built once. */
+  /** What a call without its own headers sends, built once. */
   readonly #baseHeaders: Record<string, string>;
   readonly #defaultHeaders: Record<string, string>;
   readonly #authHeaders: Record<string, string>;
-  /** Logger that scrubs the API key from every line. */
+  /** Strings that must never appear in a log line or an error's cause. */
+  readonly #secrets: readonly string[];
+  /** Logger that scrubs the API key from every line and never throws. */
   readonly logger: SdkLogger;
 
   constructor(options: ResolvedOptions) {
     const { apiKey, ...rest } = options;
     this.#options = rest;
     this.#transport = new Transport(options.fetch);
-    this.logger = createLogger(options.logger, options.logLevel, [apiKey]);
+    this.#secrets = [apiKey];
+    this.logger = createLogger(options.logger, options.logLevel, this.#secrets);
     this.#authHeaders =
       options.authHeader === 'x-api-key' ? { 'x-api-key': apiKey } : { authorization: `Bearer ${apiKey}` };
-    this.#defaultHeaders = { accept: 'application/json', ...lowerKeys(options.headers) };
+    this.#defaultHeaders = { accept: 'application/json', ...userAgent(), ...lowerKeys(options.headers) };
     this.#baseHeaders = { ...this.#defaultHeaders, ...this.#authHeaders };
   }
 
-  /** Sends `spec`, retrying as its method allows, and returns the validated body. */
-  async request<T>(spec: RequestSpec<T>, options: RequestOptions = {}): Promise<T> {
-    const o = this.#options;
-    const context: RequestContext = {
-      operation: spec.operation,
-      method: spec.method,
-      path: o.basePath + spec.path,
-    };
-    const wire = {
-      method: spec.method,
-      url: o.baseUrl + spec.path + queryString(spec.query),
-      headers: this.#headers(spec.body !== undefined, options.headers),
-      body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-    };
-    const attemptSpec = {
-      request: context,
-      timeout: options.timeout ?? o.timeout,
-      signal: options.signal,
-      isResult: spec.isResult,
-    };
-    const started = this.logger.enabled('debug') ? Date.now() : 0;
-    const result = await withRetries(() => attempt(this.#transport, wire, attemptSpec), {
-      maxRetries: options.maxRetries ?? o.maxRetries,
-      maxRetryDelay: o.maxRetryDelay,
-      idempotent: spec.method === 'GET' || spec.idempotent === true,
-      signal: options.signal,
-      request: context,
-      logger: this.logger,
-    });
-    if (started) {
-      this.logger.log(
-        'debug',
-        `${context.method} ${context.path} → ${result.status} in ${Date.now() - started} ms`,
-      );
-    }
-    const body = result.body === undefined && spec.allowEmpty ? null : result.body;
-    return validate(spec.schema, body, o.validation, context, this.logger);
+  /**
+   * One call: check and build, send with retries, validate. An async function, so bad input
+   * rejects the returned promise (never throws where the method was called) and nothing is sent.
+   */
+  async call<T, R>(endpoint: Endpoint<T, R>, params: unknown, options: unknown): Promise<WithResponse<T>> {
+    return this.#send(this.#prepare(endpoint, params, options));
   }
 
   /**
-   * Builds the spec (running the method's checks) and sends it. Checks throw inside this async
-   * function, so bad input rejects the returned promise and nothing is sent.
+   * A paginated GET. The checks run when the list is first awaited or iterated, so a bad parameter
+   * rejects (nothing is sent); every page is the same checked request with another `page`.
    */
-  async call<T>(options: RequestOptions | undefined, build: () => RequestSpec<T>): Promise<T> {
-    return this.request(build(), options);
-  }
-
-  /**
-   * A paginated GET. Checks run when the list is first awaited or iterated, so a bad parameter
-   * rejects the promise (nothing is sent) instead of throwing where the list was created.
-   */
-  list<T>(spec: ListSpec<T>, options?: RequestOptions): PagePromise<T> {
-    return new PagePromise(() => {
-      const { path, query } = spec.prepare();
-      const { operation, schema } = spec;
-      const start = query.page ?? 1;
+  list<T>(endpoint: Endpoint<PageEnvelope<T>>, params: unknown, options: unknown): PagePromise<T> {
+    return new PagePromise(async () => {
+      const call = this.#prepare(endpoint, params, options);
+      const query = call.built.query ?? {};
+      const start = typeof query.page === 'number' ? query.page : 1;
+      const pageSize = typeof query.page_size === 'number' ? query.page_size : 20;
       // `page` goes on the wire only when it was asked for or is past the first: products takes no page parameter.
       const load = (page: number) =>
-        this.request(
-          {
-            operation,
-            schema,
-            path,
-            method: 'GET',
-            query: { ...query, page: page === 1 ? query.page : page },
-          },
-          options,
-        );
-      return loadFirstPage(load, start, query.page_size ?? 20);
+        this.#send(page === start ? call : { ...call, built: { ...call.built, query: { ...query, page } } });
+      return loadFirstPage(load, start, pageSize);
     });
+  }
+
+  /** Checks options and parameters, builds path, query, headers and body. Throws {@link InvalidRequestError}. */
+  #prepare<T, R>(endpoint: Endpoint<T, R>, params: unknown, options: unknown): Call<T, R> {
+    const { operation, method } = endpoint;
+    const call = callOptions(operation, options, this.#options);
+    const { built, body } = buildRequest(endpoint, check(operation, params, endpoint.rules, endpoint.cross));
+    return {
+      endpoint,
+      built,
+      options: call,
+      context: { operation, method, path: this.#options.basePath + built.path },
+      headers: this.#headers(body !== undefined, call.headers),
+      body,
+    };
+  }
+
+  /**
+   * Runs the attempts under p-retry. After each failure, {@link retryDecision} says whether and
+   * when to try again; the wait runs in `onFailedAttempt` (p-retry awaits it), so the server's
+   * Retry-After and our backoff are one decision, cancelled by the caller's signal.
+   */
+  async #send<T, R>(call: Call<T, R>): Promise<WithResponse<T>> {
+    const { endpoint, context, options } = call;
+    const { signal } = options;
+    const url = this.#options.baseUrl + call.built.path + queryString(call.built.query);
+    const policy = {
+      maxRetries: options.maxRetries,
+      maxRetryDelay: this.#options.maxRetryDelay,
+      idempotent: endpoint.method === 'GET' || endpoint.idempotent === true,
+    };
+    const clock = this.#options.clock;
+    const started = clock.now();
+    let attempts = 0;
+    try {
+      const exchange = await pRetry(
+        () => {
+          attempts++;
+          return this.#attempt(call, url);
+        },
+        {
+          retries: options.maxRetries,
+          minTimeout: 0,
+          ...(signal ? { signal } : {}),
+          onFailedAttempt: async ({ error, attemptNumber }) => {
+            const decision = retryDecision(error, attemptNumber, policy);
+            if (!decision.retry) throw error;
+            this.#logRetry(context, error, decision.delayMs, attemptNumber, options.maxRetries);
+            await clock.sleep(decision.delayMs, signal, () => new APIUserAbortError(context, { cause: signal?.reason }));
+          },
+        },
+      );
+      if (this.logger.enabled('debug')) {
+        this.logger.log('debug', `${context.method} ${context.path} → ${exchange.status} in ${clock.now() - started} ms`);
+      }
+      const body = exchange.body === undefined && endpoint.allowEmpty ? null : exchange.body;
+      const data = validate(endpoint.schema, body, this.#options.validation, context, this.logger);
+      const result = endpoint.transform ? endpoint.transform(data, call.built) : (data as unknown as T);
+      return { data: result, response: responseInfo(exchange.status, exchange.headers) };
+    } catch (thrown) {
+      const error = this.#finalError(thrown, call, attempts, clock.now() - started);
+      const recovered = endpoint.recover?.(error);
+      if (recovered !== undefined) return { data: recovered, response: responseOf(error) };
+      throw error;
+    }
+  }
+
+  /**
+   * One exchange. One AbortController per attempt: its deadline covers the wait for headers and the
+   * body read, and aborting it (deadline, the caller's signal, an oversized body) tears the
+   * connection down, so a stalled body never keeps its socket.
+   */
+  async #attempt<T, R>(call: Call<T, R>, url: string): Promise<Exchange> {
+    const { context, options } = call;
+    const { signal, timeout } = options;
+    if (signal?.aborted) throw new APIUserAbortError(context, { cause: signal.reason });
+    const controller = new AbortController();
+    const forwardAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', forwardAbort, { once: true });
+    let timedOut = false;
+    const timer =
+      timeout <= MAX_TIMER
+        ? setTimeout(() => {
+            timedOut = true;
+            controller.abort();
+          }, timeout)
+        : undefined;
+    let status = 0;
+    let headers: Headers | undefined;
+    let text: string;
+    try {
+      const response = await this.#transport.send({
+        method: call.endpoint.method,
+        url,
+        headers: call.headers,
+        body: call.body,
+        signal: controller.signal,
+      });
+      status = response.type === 'opaqueredirect' ? 0 : response.status;
+      headers = response.headers;
+      text = await readBody(response, this.#options.maxResponseBytes);
+    } catch (cause) {
+      if (cause instanceof BodyTooLarge) {
+        controller.abort();
+        throw new ResponseTooLargeError(context, status, this.#options.maxResponseBytes, requestIdOf(headers));
+      }
+      if (signal?.aborted) throw new APIUserAbortError(context, { cause: signal.reason });
+      if (timedOut) throw new APITimeoutError(context, timeout);
+      throw new APIConnectionError(context, { cause: scrubCause(cause, this.#secrets) });
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', forwardAbort);
+    }
+    return classify(call, status, headers as Headers, parseBody(text));
+  }
+
+  /**
+   * The error the caller sees: an abort as {@link APIUserAbortError} whatever was in flight; a
+   * connection failure restated with the attempts and time spent; every error of a call with an
+   * idempotency key carrying it.
+   */
+  #finalError<T, R>(thrown: unknown, call: Call<T, R>, attempts: number, elapsedMs: number): BillingError {
+    const { context, options } = call;
+    let error: BillingError;
+    if (options.signal?.aborted && !(thrown instanceof APIUserAbortError)) {
+      error = new APIUserAbortError(context, { cause: options.signal.reason });
+    } else if (thrown instanceof APITimeoutError && attempts > 1) {
+      error = new APITimeoutError(context, thrown.timeoutMs, { attempts, elapsedMs });
+    } else if (thrown instanceof APIConnectionError && attempts > 1) {
+      error = new APIConnectionError(context, { cause: thrown.cause, attempts, elapsedMs });
+    } else if (thrown instanceof BillingError) {
+      error = thrown;
+    } else {
+      error = new APIConnectionError(context, { cause: scrubCause(thrown, this.#secrets), attempts, elapsedMs });
+    }
+    if (call.built.eventKey !== undefined) Object.defineProperty(error, 'event_key', { value: call.built.eventKey, enumerable: true });
+    return error;
+  }
+
+  #logRetry(context: RequestContext, error: unknown, delayMs: number, attempt: number, maxRetries: number): void {
+    if (!this.logger.enabled('info')) return;
+    const { name, message } = error as Error;
+    this.logger.log(
+      'info',
+      `retrying ${context.method} ${context.path} in ${delayMs} ms (retry ${attempt} of ${maxRetries}) after ${name}: ${message}`,
+    );
   }
 
   #headers(hasBody: boolean, extra: Record<string, string> | undefined): Record<string, string> {
@@ -150,8 +294,57 @@ export class ApiCore {
   }
 }
 
-function lowerKeys(headers: Record<string, string> | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (headers) for (const [k, v] of Object.entries(headers)) out[k.toLowerCase()] = v;
-  return out;
+/**
+ * Runs the endpoint's builder and serialises the body. A value the URL helpers refuse, or a body
+ * JSON cannot carry, becomes an error naming the operation, before anything is sent.
+ */
+function buildRequest<T, R>(
+  endpoint: Endpoint<T, R>,
+  params: Record<string, unknown>,
+): { built: BuiltRequest; body: string | undefined } {
+  let built: BuiltRequest;
+  try {
+    built = endpoint.build(params);
+    queryString(built.query); // the same encoding #send uses: refuse here, not mid-retry
+  } catch (error) {
+    if (error instanceof UnsafeUrlValue) throw new InvalidRequestError(endpoint.operation, [error.issue]);
+    throw error;
+  }
+  if (built.body === undefined) return { built, body: undefined };
+  try {
+    return { built, body: JSON.stringify(built.body) };
+  } catch (error) {
+    throw new InvalidRequestError(endpoint.operation, [
+      { field: 'body', message: `must be JSON-serialisable (${(error as Error).message.split('\n')[0]})` },
+    ]);
+  }
+}
+
+/**
+ * A 2xx, or a non-2xx the endpoint calls a result, is the exchange; anything else (3xx included:
+ * redirects are never followed) becomes the error of its status.
+ */
+function classify<T, R>(call: Call<T, R>, status: number, headers: Headers, body: unknown): Exchange {
+  if ((status >= 200 && status < 300) || call.endpoint.isResult?.(status, body)) return { status, headers, body };
+  throw errorForStatus(status, headers, body, call.context);
+}
+
+/** JSON when it parses, the text itself when not (kept for error bodies), `undefined` when empty. */
+function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function requestIdOf(headers: Headers | undefined): string | undefined {
+  return headers?.get('x-request-id') ?? headers?.get('request-id') ?? undefined;
+}
+
+/** The response info of a recovered error (an `APIError`: the only kind an endpoint recovers from). */
+function responseOf(error: BillingError): APIResponseInfo {
+  const { status = 0, headers = {} } = error as { status?: number; headers?: Record<string, string> };
+  return responseInfo(status, headers);
 }

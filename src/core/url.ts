@@ -1,34 +1,66 @@
-/** A query value as methods accept it; `undefined` and `null` are left out of the URL. */
+import { isWellFormed } from './checks.js';
+import type { InvalidRequestIssue } from './errors.js';
+
+/** A query value as methods send it; `undefined` and `null` are left out of the URL. */
 export type QueryValue = string | number | boolean | Date | null | undefined;
 
+/** Query parameters: an object of {@link QueryValue}s. */
+export type QueryParams = Record<string, unknown>;
+
 /**
- * Query parameters: an object of {@link QueryValue}s. Typed as `object` so that a method's own
- * params interface can be passed as it is.
+ * A value that cannot go into a URL as given. Thrown by {@link path} and {@link queryString} while a
+ * request is built; the request path turns it into an `InvalidRequestError` naming the operation.
+ * The parameter checks refuse such values first, with their field names; this is the backstop
+ * that no resource can forget.
  */
-export type QueryParams = object;
+export class UnsafeUrlValue extends Error {
+  readonly issue: InvalidRequestIssue;
+
+  constructor(issue: InvalidRequestIssue) {
+    super(`${issue.field} ${issue.message}`);
+    this.issue = issue;
+  }
+}
 
 /**
  * Builds a path from a template, percent-encoding every interpolated value as one segment, so an
- * id such as `a/b?c` can never change which endpoint is called.
+ * id such as `a/b?c` can never change which endpoint is called. Refuses `.` and `..` (the URL
+ * parser would move up the path even when they are percent-encoded), empty segments and strings
+ * with a lone surrogate (which `encodeURIComponent` cannot encode).
  *
  * @example path`transactions/${accountRefId}/`
  */
-export function path(strings: TemplateStringsArray, ...values: string[]): string {
+export function path(strings: TemplateStringsArray, ...values: unknown[]): string {
   let out = strings[0] ?? '';
   for (let i = 0; i < values.length; i++) {
-    out += encodeURIComponent(values[i] ?? '') + (strings[i + 1] ?? '');
+    const value = values[i];
+    if (typeof value !== 'string' || value === '' || value === '.' || value === '..' || !isWellFormed(value)) {
+      throw new UnsafeUrlValue({
+        field: 'path',
+        message: `segment ${i + 1} must be a non-empty, well-formed string other than "." and ".."`,
+      });
+    }
+    out += encodeURIComponent(value) + (strings[i + 1] ?? '');
   }
   return out;
 }
 
-/** `?a=1&b=x` from the defined values, or `''` when there are none. */
+/** `?a=1&b=x` from the present values, or `''` when there are none. */
 export function queryString(query: QueryParams | undefined): string {
   if (!query) return '';
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query) as [string, QueryValue][]) {
+  for (const [key, value] of Object.entries(query)) {
     if (value === undefined || value === null) continue;
-    params.append(key, value instanceof Date ? value.toISOString() : String(value));
+    params.append(key, queryValue(key, value));
   }
   const text = params.toString();
   return text ? `?${text}` : '';
+}
+
+function queryValue(key: string, value: unknown): string {
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  // URLSearchParams would send U+FFFD for a lone surrogate: the server would see another value.
+  if (typeof value === 'string' && isWellFormed(value)) return value;
+  throw new UnsafeUrlValue({ field: key, message: 'must be a well-formed string, a number, a boolean or a Date' });
 }

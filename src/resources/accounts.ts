@@ -1,7 +1,8 @@
-import { check, required, segment, text } from '../core/checks.js';
+import type { APIPromise } from '../core/api-promise.js';
+import { type CrossRule, required, segment, text } from '../core/checks.js';
 import { NotFoundError } from '../core/errors.js';
 import type { RequestOptions } from '../core/options.js';
-import type { ApiCore } from '../core/request.js';
+import { APIResource, endpoint } from '../core/resource.js';
 import { path } from '../core/url.js';
 import { type AccountStatus, AccountStatusSchema, subscriptionsOf } from '../schemas/account-status.js';
 import { type FixSubscriptionResult, FixSubscriptionSchema } from '../schemas/fix-subscription.js';
@@ -10,9 +11,9 @@ import { type FixSubscriptionResult, FixSubscriptionSchema } from '../schemas/fi
 export interface AccountStatusParams {
   account_ref_id: string;
   /** Subscription product label; narrows the answer to that subscription. */
-  subscription?: string;
+  subscription?: string | undefined;
   /** Tier label; only together with `subscription`. */
-  tier?: string;
+  tier?: string | undefined;
 }
 
 /** Parameters of {@link Accounts.fixSubscription}. */
@@ -22,26 +23,43 @@ export interface FixSubscriptionParams {
   tier_name: string;
 }
 
-const statusRules = { account_ref_id: [required, segment], subscription: [text], tier: [text] };
-const tierNeedsSubscription = (p: Record<string, unknown>) =>
-  p.tier !== undefined && p.subscription === undefined
-    ? [{ field: 'tier', message: 'requires subscription' }]
-    : [];
-const fixRules = {
-  account_ref_id: [required, text],
-  subscription_name: [required, text],
-  tier_name: [required, text],
-};
+/** The reference's one not-found body: the only 404 that means "this account or tier is not active". */
+const NOT_FOUND = 'Account not found or invalid subscription tier';
+
+const tierNeedsSubscription: CrossRule = (p) =>
+  p.tier !== undefined && p.subscription === undefined ? [{ field: 'tier', message: 'requires subscription' }] : [];
+
+const accountStatus = endpoint<AccountStatus>({
+  operation: 'accounts.status',
+  method: 'GET',
+  rules: { account_ref_id: [required, segment], subscription: [text], tier: [text] },
+  cross: tierNeedsSubscription,
+  build: ({ account_ref_id, ...query }) => ({ path: path`account/${account_ref_id}/status/`, query }),
+  schema: AccountStatusSchema,
+});
+
+const isActive = endpoint<AccountStatus, boolean>({
+  ...accountStatus,
+  operation: 'accounts.isActive',
+  transform: (status) => subscriptionsOf(status).some((s) => s.is_active),
+  // Any other 404 (a wrong baseUrl, a proxy's page) throws: answering false would silently put
+  // every user behind the paywall.
+  recover: (error) => (error instanceof NotFoundError && error.error === NOT_FOUND ? false : undefined),
+});
+
+const fixSubscription = endpoint<{ url?: string } | null, FixSubscriptionResult>({
+  operation: 'accounts.fixSubscription',
+  method: 'GET',
+  rules: { account_ref_id: [required, text], subscription_name: [required, text], tier_name: [required, text] },
+  build: (query) => ({ path: 'fix-subscription/', query }),
+  schema: FixSubscriptionSchema,
+  allowEmpty: true,
+  // Empty means "nothing to fix" whether it came as zero bytes or as `{}`.
+  transform: (result) => (result?.url ? { ...result, url: result.url } : null),
+});
 
 /** `billing.accounts`: live subscription state of an account. */
-export class Accounts {
-  readonly #core: ApiCore;
-
-  /** @internal */
-  constructor(core: ApiCore) {
-    this.#core = core;
-  }
-
+export class Accounts extends APIResource {
   /**
    * The account's live subscription state: the single form for one subscription (or a filter), the
    * multiple form when the account has several. {@link subscriptionsOf} lists either.
@@ -51,59 +69,29 @@ export class Accounts {
    * const status = await billing.accounts.status({ account_ref_id: 'acct_1', subscription: 'pro-plan' });
    * ```
    */
-  status(params: AccountStatusParams, options?: RequestOptions): Promise<AccountStatus> {
-    return this.#core.call(options, () => {
-      const { account_ref_id, ...query } = check(
-        'accounts.status',
-        params,
-        statusRules,
-        tierNeedsSubscription,
-      );
-      return {
-        operation: 'accounts.status',
-        method: 'GET',
-        path: path`account/${account_ref_id}/status/`,
-        query,
-        schema: AccountStatusSchema,
-      };
-    });
+  status(params: AccountStatusParams, options?: RequestOptions): APIPromise<AccountStatus> {
+    return this._call(accountStatus, params, options);
   }
 
   /**
-   * Whether the account has an active subscription (matching the filter, when given). An account or
-   * tier the service does not know (404) is not active.
+   * Whether the account has an active subscription (matching the filter, when given). The service's
+   * documented not-found answer (unknown account or tier) is `false`; any other error throws,
+   * including a 404 with another body (such as a wrong `baseUrl`).
    *
    * @example
    * ```ts
    * if (!(await billing.accounts.isActive({ account_ref_id: user.id }))) return redirectToPaywall();
    * ```
    */
-  async isActive(params: AccountStatusParams, options?: RequestOptions): Promise<boolean> {
-    try {
-      return subscriptionsOf(await this.status(params, options)).some((s) => s.is_active);
-    } catch (err) {
-      if (err instanceof NotFoundError) return false;
-      throw err;
-    }
+  isActive(params: AccountStatusParams, options?: RequestOptions): APIPromise<boolean> {
+    return this._call(isActive, params, options);
   }
 
   /**
    * The hosted payment URL of a past-due or incomplete subscription's failed invoice, or `null`
    * when there is nothing to fix (the API answers with an empty body).
    */
-  async fixSubscription(
-    params: FixSubscriptionParams,
-    options?: RequestOptions,
-  ): Promise<FixSubscriptionResult> {
-    const result = await this.#core.call(options, () => ({
-      operation: 'accounts.fixSubscription',
-      method: 'GET',
-      path: 'fix-subscription/',
-      query: check('accounts.fixSubscription', params, fixRules),
-      schema: FixSubscriptionSchema,
-      allowEmpty: true,
-    }));
-    // Empty means "nothing to fix" whether it came as zero bytes or as `{}`.
-    return result?.url ? { ...result, url: result.url } : null;
+  fixSubscription(params: FixSubscriptionParams, options?: RequestOptions): APIPromise<FixSubscriptionResult> {
+    return this._call(fixSubscription, params, options);
   }
 }

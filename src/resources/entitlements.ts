@@ -1,6 +1,7 @@
-import { check, required, text } from '../core/checks.js';
+import { required, text } from '../core/checks.js';
+import type { APIPromise } from '../core/api-promise.js';
 import type { RequestOptions } from '../core/options.js';
-import type { ApiCore } from '../core/request.js';
+import { APIResource, endpoint } from '../core/resource.js';
 import { type EntitlementCheck, EntitlementCheckSchema } from '../schemas/entitlement.js';
 
 /** Parameters of {@link Entitlements.check}. */
@@ -10,21 +11,20 @@ export interface EntitlementCheckParams {
   entitlement_code: string;
 }
 
-const rules = {
-  account_ref_id: [required, text],
-  product_code: [required, text],
-  entitlement_code: [required, text],
-};
+const checkEntitlement = endpoint<EntitlementCheck>({
+  operation: 'entitlements.check',
+  method: 'GET',
+  rules: {
+    account_ref_id: [required, text],
+    product_code: [required, text],
+    entitlement_code: [required, text],
+  },
+  build: (query) => ({ path: 'entitlements/check/', query }),
+  schema: EntitlementCheckSchema,
+});
 
 /** `billing.entitlements`: feature gates. */
-export class Entitlements {
-  readonly #core: ApiCore;
-
-  /** @internal */
-  constructor(core: ApiCore) {
-    this.#core = core;
-  }
-
+export class Entitlements extends APIResource {
   /**
    * Whether the account has the entitlement.
    *
@@ -35,13 +35,7 @@ export class Entitlements {
    * });
    * ```
    */
-  check(params: EntitlementCheckParams, options?: RequestOptions): Promise<EntitlementCheck> {
-    return this.#core.call(options, () => ({
-      operation: 'entitlements.check',
-      method: 'GET',
-      path: 'entitlements/check/',
-      query: check('entitlements.check', params, rules),
-      schema: EntitlementCheckSchema,
-    }));
+  check(params: EntitlementCheckParams, options?: RequestOptions): APIPromise<EntitlementCheck> {
+    return this._call(checkEntitlement, params, options);
   }
 }

@@ -1,7 +1,8 @@
-import { boolean, check, oneOf, pageRules, positiveNumber, required, text } from '../core/checks.js';
+import type { APIPromise } from '../core/api-promise.js';
+import { boolean, type CrossRule, oneOf, pageRules, positiveNumber, required, text } from '../core/checks.js';
 import type { RequestOptions } from '../core/options.js';
 import type { PagePromise } from '../core/pagination.js';
-import type { ApiCore } from '../core/request.js';
+import { APIResource, endpoint } from '../core/resource.js';
 import { envelope } from '../schemas/common.js';
 import { type CreatedInvoice, CreatedInvoiceSchema } from '../schemas/created-invoice.js';
 import { INVOICE_STATUSES, type Invoice, InvoiceSchema } from '../schemas/invoice.js';
@@ -9,15 +10,15 @@ import { INVOICE_STATUSES, type Invoice, InvoiceSchema } from '../schemas/invoic
 /** Parameters of {@link Invoices.list}: `account_ref_id` or `email` (or both). */
 export interface InvoiceListParams {
   /** The account whose invoices to list. */
-  account_ref_id?: string;
+  account_ref_id?: string | undefined;
   /** The customer e-mail whose invoices to list. */
-  email?: string;
+  email?: string | undefined;
   /** Only invoices in this status. */
-  status?: (typeof INVOICE_STATUSES)[number];
+  status?: (typeof INVOICE_STATUSES)[number] | undefined;
   /** Page to start from (1-based). Default 1. */
-  page?: number;
+  page?: number | undefined;
   /** Items per page, 1–100. Default 20. */
-  page_size?: number;
+  page_size?: number | undefined;
 }
 
 /** Parameters of {@link Invoices.create}. */
@@ -28,45 +29,51 @@ export interface InvoiceCreateParams {
   amount: number;
   customer_email: string;
   /** Lower-case currency code, e.g. `usd`. */
-  currency?: string;
-  description?: string;
-  account_ref_id?: string;
+  currency?: string | undefined;
+  description?: string | undefined;
+  account_ref_id?: string | undefined;
   /** `true` e-mails the invoice to the customer. */
-  send_to_customer?: boolean;
+  send_to_customer?: boolean | undefined;
   /** Where the hosted page sends the customer after paying. */
-  return_url?: string;
+  return_url?: string | undefined;
 }
 
-const InvoicePage = envelope(InvoiceSchema);
 const lowercaseCode = (v: unknown) =>
-  v === undefined || (typeof v === 'string' && /^[a-z]+$/.test(v))
-    ? undefined
-    : 'must be a lower-case code, e.g. usd';
-const createRules = {
-  product_manage_id: [required, text],
-  amount: [required, positiveNumber],
-  customer_email: [required, text],
-  currency: [lowercaseCode],
-  description: [text],
-  account_ref_id: [text],
-  send_to_customer: [boolean],
-  return_url: [text],
-};
-const listRules = { account_ref_id: [text], email: [text], status: [oneOf(INVOICE_STATUSES)], ...pageRules };
-const needsAccountOrEmail = (p: Record<string, unknown>) =>
+  typeof v === 'string' && /^[a-z]+$/.test(v) ? undefined : 'must be a lower-case code, e.g. usd';
+const needsAccountOrEmail: CrossRule = (p) =>
   p.account_ref_id === undefined && p.email === undefined
     ? [{ field: 'account_ref_id', message: 'or email is required' }]
     : [];
 
+const createInvoice = endpoint<CreatedInvoice>({
+  operation: 'invoices.create',
+  method: 'POST',
+  rules: {
+    product_manage_id: [required, text],
+    amount: [required, positiveNumber],
+    customer_email: [required, text],
+    currency: [lowercaseCode],
+    description: [text],
+    account_ref_id: [text],
+    send_to_customer: [boolean],
+    return_url: [text],
+  },
+  // Not idempotent: once the request may have reached the server it is never sent again.
+  build: (body) => ({ path: 'invoices/create/', body }),
+  schema: CreatedInvoiceSchema,
+});
+
+const listInvoices = endpoint({
+  operation: 'invoices.list',
+  method: 'GET',
+  rules: { account_ref_id: [text], email: [text], status: [oneOf(INVOICE_STATUSES)], ...pageRules },
+  cross: needsAccountOrEmail,
+  build: (query) => ({ path: 'invoices/', query }),
+  schema: envelope(InvoiceSchema),
+});
+
 /** `billing.invoices`: invoices of an account or a customer e-mail. */
-export class Invoices {
-  readonly #core: ApiCore;
-
-  /** @internal */
-  constructor(core: ApiCore) {
-    this.#core = core;
-  }
-
+export class Invoices extends APIResource {
   /**
    * Creates a hosted invoice and returns its payment URL; optionally e-mails it. Never retried once
    * the request may have reached the server (a retry could create a second invoice).
@@ -78,14 +85,8 @@ export class Invoices {
    * });
    * ```
    */
-  create(params: InvoiceCreateParams, options?: RequestOptions): Promise<CreatedInvoice> {
-    return this.#core.call(options, () => ({
-      operation: 'invoices.create',
-      method: 'POST',
-      path: 'invoices/create/',
-      body: check('invoices.create', params, createRules),
-      schema: CreatedInvoiceSchema,
-    }));
+  create(params: InvoiceCreateParams, options?: RequestOptions): APIPromise<CreatedInvoice> {
+    return this._call(createInvoice, params, options);
   }
 
   /**
@@ -99,16 +100,6 @@ export class Invoices {
    * ```
    */
   list(params: InvoiceListParams, options?: RequestOptions): PagePromise<Invoice> {
-    return this.#core.list(
-      {
-        operation: 'invoices.list',
-        schema: InvoicePage,
-        prepare: () => ({
-          path: 'invoices/',
-          query: check('invoices.list', params, listRules, needsAccountOrEmail),
-        }),
-      },
-      options,
-    );
+    return this._list(listInvoices, params, options);
   }
 }

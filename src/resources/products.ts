@@ -1,21 +1,20 @@
-import { check } from '../core/checks.js';
 import type { RequestOptions } from '../core/options.js';
 import type { PagePromise } from '../core/pagination.js';
-import type { ApiCore } from '../core/request.js';
+import { APIResource, endpoint } from '../core/resource.js';
 import { envelope } from '../schemas/common.js';
 import { type Product, ProductSchema } from '../schemas/product.js';
 
-const ProductPage = envelope(ProductSchema);
+const listProducts = endpoint({
+  operation: 'products.list',
+  method: 'GET',
+  // The reference documents no parameters: any key is refused rather than sent.
+  rules: {},
+  build: () => ({ path: 'products/' }),
+  schema: envelope(ProductSchema),
+});
 
 /** `billing.products`: the catalog of the key's gateway. */
-export class Products {
-  readonly #core: ApiCore;
-
-  /** @internal */
-  constructor(core: ApiCore) {
-    this.#core = core;
-  }
-
+export class Products extends APIResource {
   /**
    * Lists the products of the key's profile and gateway, ordered by title (one page).
    *
@@ -24,14 +23,7 @@ export class Products {
    * for await (const product of billing.products.list()) console.log(product.label_name, product.type);
    * ```
    */
-  list(params: Record<string, never> = {}, options?: RequestOptions): PagePromise<Product> {
-    return this.#core.list(
-      {
-        operation: 'products.list',
-        schema: ProductPage,
-        prepare: () => ({ path: 'products/', query: check('products.list', params, {}) }),
-      },
-      options,
-    );
+  list(params?: Record<string, never>, options?: RequestOptions): PagePromise<Product> {
+    return this._list(listProducts, params, options);
   }
 }

@@ -1,42 +1,35 @@
-import { check, required, text } from '../core/checks.js';
-import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors.js';
+import { APIPromise } from '../core/api-promise.js';
+import { type CrossRule, isPlainObject, required, text } from '../core/checks.js';
+import { InvalidRequestError } from '../core/errors.js';
 import type { RequestOptions } from '../core/options.js';
-import type { ApiCore } from '../core/request.js';
+import { APIResource, endpoint } from '../core/resource.js';
 import { signHostedLink } from '../links/sign.js';
-import { type ResolvedUrl, ResolveResponseSchema } from '../schemas/resolve.js';
+import { type ResolvedUrl, type ResolveResponse, ResolveResponseSchema } from '../schemas/resolve.js';
 
 /** Parameters of {@link Resolve.publicUrl}: `product_name`, or `subscription_name` with `tier_name`. */
 export interface ResolveParams {
   /** The account the link is for (it must own the subscription, when there is one). */
   account_ref_id: string;
   /** A one-time product's label. Excludes `subscription_name` and `tier_name`. */
-  product_name?: string;
+  product_name?: string | undefined;
   /** A subscription product's label (saas_mode); needs `tier_name`. */
-  subscription_name?: string;
+  subscription_name?: string | undefined;
   /** A tier label; needs `subscription_name`. */
-  tier_name?: string;
+  tier_name?: string | undefined;
   /** Customer e-mail: required with a subscription and tier, and with a saas_only product. */
-  email?: string;
+  email?: string | undefined;
 }
-
-const rules = {
-  account_ref_id: [required, text],
-  product_name: [text],
-  subscription_name: [text],
-  tier_name: [text],
-  email: [text],
-};
 
 /** Options of {@link Resolve.signedUrl}: the signing key, an optional lifetime, and the usual request options. */
 export interface SignedUrlOptions extends RequestOptions {
   /** The payment gateway's signing key of the product or tier. */
   signingKey: string;
   /** Optional token lifetime (seconds, or a span such as `'15m'`); no `exp` when omitted. */
-  expiresIn?: number | string;
+  expiresIn?: number | string | undefined;
 }
 
 /** The reference's combination rules for resolve, checked before sending. */
-function combination(p: Record<string, unknown>): InvalidRequestIssue[] {
+const combination: CrossRule = (p) => {
   const hasProduct = p.product_name !== undefined;
   const hasSub = p.subscription_name !== undefined;
   const hasTier = p.tier_name !== undefined;
@@ -55,17 +48,26 @@ function combination(p: Record<string, unknown>): InvalidRequestIssue[] {
     return [{ field: 'email', message: 'is required with subscription_name and tier_name' }];
   }
   return [];
-}
+};
+
+const publicUrl = endpoint<ResolveResponse, ResolvedUrl>({
+  operation: 'resolve.publicUrl',
+  method: 'GET',
+  rules: {
+    account_ref_id: [required, text],
+    product_name: [text],
+    subscription_name: [text],
+    tier_name: [text],
+    email: [text],
+  },
+  cross: combination,
+  build: (query) => ({ path: 'resolve/public-url/', query }),
+  schema: ResolveResponseSchema,
+  transform: (response) => ({ url: 'public_url' in response ? response.public_url : response.url, response }),
+});
 
 /** `billing.resolve`: customer-facing links of SaaS products and tiers. */
-export class Resolve {
-  readonly #core: ApiCore;
-
-  /** @internal */
-  constructor(core: ApiCore) {
-    this.#core = core;
-  }
-
+export class Resolve extends APIResource {
   /**
    * The public URL of a saas_only product or tier, from either response shape. Append the signed
    * `?u=` token with `signHostedLink` (or use `resolve.signedUrl`).
@@ -77,19 +79,13 @@ export class Resolve {
    * });
    * ```
    */
-  async publicUrl(params: ResolveParams, options?: RequestOptions): Promise<ResolvedUrl> {
-    const response = await this.#core.call(options, () => ({
-      operation: 'resolve.publicUrl',
-      method: 'GET',
-      path: 'resolve/public-url/',
-      query: check('resolve.publicUrl', params, rules, combination),
-      schema: ResolveResponseSchema,
-    }));
-    return { url: 'public_url' in response ? response.public_url : response.url, response };
+  publicUrl(params: ResolveParams, options?: RequestOptions): APIPromise<ResolvedUrl> {
+    return this._call(publicUrl, params, options);
   }
 
   /**
    * Resolves the public URL, then signs it for `account_ref_id`: the link to send the customer to.
+   * `.withResponse()` gives the resolve call's response.
    *
    * @example
    * ```ts
@@ -99,12 +95,20 @@ export class Resolve {
    * );
    * ```
    */
-  async signedUrl(params: ResolveParams, options: SignedUrlOptions): Promise<string> {
-    const { signingKey, expiresIn, ...requestOptions } = options ?? ({} as SignedUrlOptions);
-    if (!signingKey) {
-      throw new InvalidRequestError('resolve.signedUrl', [{ field: 'signingKey', message: 'is required' }]);
-    }
-    const { url } = await this.publicUrl(params, requestOptions);
-    return signHostedLink({ url, account_ref_id: params.account_ref_id, signingKey, expiresIn });
+  signedUrl(params: ResolveParams, options: SignedUrlOptions): APIPromise<string> {
+    return new APIPromise(
+      (async () => {
+        if (!isPlainObject(options)) {
+          throw new InvalidRequestError('resolve.signedUrl', [{ field: 'options', message: 'must be an object with signingKey' }]);
+        }
+        const { signingKey, expiresIn, ...requestOptions } = options;
+        if (text(signingKey)) {
+          throw new InvalidRequestError('resolve.signedUrl', [{ field: 'signingKey', message: 'is required (a non-empty string)' }]);
+        }
+        const { data, response } = await this.publicUrl(params, requestOptions).withResponse();
+        const link = await signHostedLink({ url: data.url, account_ref_id: params.account_ref_id, signingKey, expiresIn });
+        return { data: link, response };
+      })(),
+    );
   }
 }

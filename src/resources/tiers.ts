@@ -1,7 +1,7 @@
-import { check, pageRules, segment } from '../core/checks.js';
+import { pageRules, segment } from '../core/checks.js';
 import type { RequestOptions } from '../core/options.js';
 import type { PagePromise } from '../core/pagination.js';
-import type { ApiCore } from '../core/request.js';
+import { APIResource, endpoint } from '../core/resource.js';
 import { path } from '../core/url.js';
 import { envelope } from '../schemas/common.js';
 import { type SubscriptionTier, SubscriptionTierSchema } from '../schemas/tier.js';
@@ -9,25 +9,26 @@ import { type SubscriptionTier, SubscriptionTierSchema } from '../schemas/tier.j
 /** Parameters of {@link Tiers.list}. */
 export interface TierListParams {
   /** Label of a subscription product: only its tiers. Omit for every tier. */
-  subscription_name?: string;
+  subscription_name?: string | undefined;
   /** Page to start from (1-based). Default 1. */
-  page?: number;
+  page?: number | undefined;
   /** Items per page, 1–100. Default 20. */
-  page_size?: number;
+  page_size?: number | undefined;
 }
 
-const TierPage = envelope(SubscriptionTierSchema);
-const rules = { subscription_name: [segment], ...pageRules };
+const listTiers = endpoint({
+  operation: 'tiers.list',
+  method: 'GET',
+  rules: { subscription_name: [segment], ...pageRules },
+  build: ({ subscription_name, ...query }) => ({
+    path: subscription_name === undefined ? 'tiers/' : path`tiers/${subscription_name}/`,
+    query,
+  }),
+  schema: envelope(SubscriptionTierSchema),
+});
 
 /** `billing.tiers`: subscription tiers. */
-export class Tiers {
-  readonly #core: ApiCore;
-
-  /** @internal */
-  constructor(core: ApiCore) {
-    this.#core = core;
-  }
-
+export class Tiers extends APIResource {
   /**
    * Lists every tier, or one subscription product's tiers.
    *
@@ -36,20 +37,7 @@ export class Tiers {
    * const tiers = await billing.tiers.list({ subscription_name: 'pro-plan' }).toArray();
    * ```
    */
-  list(params: TierListParams = {}, options?: RequestOptions): PagePromise<SubscriptionTier> {
-    return this.#core.list(
-      {
-        operation: 'tiers.list',
-        schema: TierPage,
-        prepare: () => {
-          const { subscription_name, ...query } = check('tiers.list', params, rules);
-          return {
-            path: subscription_name === undefined ? 'tiers/' : path`tiers/${subscription_name}/`,
-            query,
-          };
-        },
-      },
-      options,
-    );
+  list(params?: TierListParams, options?: RequestOptions): PagePromise<SubscriptionTier> {
+    return this._list(listTiers, params, options);
   }
 }

@@ -1,7 +1,7 @@
-import { check, oneOf, pageRules, required, segment } from '../core/checks.js';
+import { oneOf, pageRules, required, segment } from '../core/checks.js';
 import type { RequestOptions } from '../core/options.js';
 import type { PagePromise } from '../core/pagination.js';
-import type { ApiCore } from '../core/request.js';
+import { APIResource, endpoint } from '../core/resource.js';
 import { path } from '../core/url.js';
 import { envelope } from '../schemas/common.js';
 import { TRANSACTION_STATUSES, type Transaction, TransactionSchema } from '../schemas/transaction.js';
@@ -11,25 +11,23 @@ export interface TransactionListParams {
   /** The account whose history to list. */
   account_ref_id: string;
   /** Only transactions in this status. */
-  status?: (typeof TRANSACTION_STATUSES)[number];
+  status?: (typeof TRANSACTION_STATUSES)[number] | undefined;
   /** Page to start from (1-based). Default 1. */
-  page?: number;
+  page?: number | undefined;
   /** Items per page, 1–100. Default 20. */
-  page_size?: number;
+  page_size?: number | undefined;
 }
 
-const TransactionPage = envelope(TransactionSchema);
-const rules = { account_ref_id: [required, segment], status: [oneOf(TRANSACTION_STATUSES)], ...pageRules };
+const listTransactions = endpoint({
+  operation: 'transactions.list',
+  method: 'GET',
+  rules: { account_ref_id: [required, segment], status: [oneOf(TRANSACTION_STATUSES)], ...pageRules },
+  build: ({ account_ref_id, ...query }) => ({ path: path`transactions/${account_ref_id}/`, query }),
+  schema: envelope(TransactionSchema),
+});
 
 /** `billing.transactions`: payment history of an account. */
-export class Transactions {
-  readonly #core: ApiCore;
-
-  /** @internal */
-  constructor(core: ApiCore) {
-    this.#core = core;
-  }
-
+export class Transactions extends APIResource {
   /**
    * Lists an account's transactions, newest first.
    *
@@ -41,16 +39,6 @@ export class Transactions {
    * ```
    */
   list(params: TransactionListParams, options?: RequestOptions): PagePromise<Transaction> {
-    return this.#core.list(
-      {
-        operation: 'transactions.list',
-        schema: TransactionPage,
-        prepare: () => {
-          const { account_ref_id, ...query } = check('transactions.list', params, rules);
-          return { path: path`transactions/${account_ref_id}/`, query };
-        },
-      },
-      options,
-    );
+    return this._list(listTransactions, params, options);
   }
 }

@@ -1,6 +1,7 @@
-import { check, dateLike, integer, plainObject, required, text } from '../core/checks.js';
+import type { APIPromise } from '../core/api-promise.js';
+import { integer, isoDate, jsonObject, required, text } from '../core/checks.js';
 import type { RequestOptions } from '../core/options.js';
-import type { ApiCore } from '../core/request.js';
+import { APIResource, endpoint } from '../core/resource.js';
 import type { Schema } from '../core/schema.js';
 import { randomUUID } from '../core/uuid.js';
 import {
@@ -29,19 +30,20 @@ export interface UsageWriteParams extends MeterParams {
   quantity: number;
   /**
    * Idempotency key, unique per debit attempt or event. Omit it and the SDK generates one, sends it on
-   * every retry of the call, and returns it on the result: keep it to retry the call yourself later.
+   * every retry of the call, and returns it on the result and on any error (`err.event_key`): keep
+   * it to retry the call yourself later without risking a double charge.
    */
-  event_key?: string;
-  /** Your own tracking data. */
-  metadata?: Record<string, unknown>;
+  event_key?: string | undefined;
+  /** Your own tracking data: a plain JSON object. */
+  metadata?: Record<string, unknown> | undefined;
 }
 
 /** Parameters of {@link Usage.summary}. */
 export interface UsageSummaryParams extends MeterParams {
-  /** Inclusive start: a `Date` or an ISO 8601 string. */
-  start?: Date | string;
+  /** Inclusive start: a `Date` or an ISO 8601 string such as `2026-01-01T00:00:00Z`. */
+  start?: Date | string | undefined;
   /** Inclusive end: a `Date` or an ISO 8601 string. */
-  end?: Date | string;
+  end?: Date | string | undefined;
 }
 
 const meterRules = {
@@ -49,43 +51,61 @@ const meterRules = {
   product_code: [required, text],
   meter_code: [required, text],
 };
-const writeRules = {
-  ...meterRules,
-  quantity: [required, integer(1)],
-  event_key: [text],
-  metadata: [plainObject],
-};
-const summaryRules = { ...meterRules, start: [dateLike], end: [dateLike] };
+
+/** A 4xx body carrying the refusal flag is a result (the reference does not say which status carries it). */
 const refusal =
   (flag: 'approved' | 'accepted') =>
   (status: number, body: unknown): boolean =>
-    status >= 400 &&
-    status < 500 &&
-    typeof (body as Record<string, unknown> | undefined)?.[flag] === 'boolean';
+    status >= 400 && status < 500 && typeof (body as Record<string, unknown> | undefined)?.[flag] === 'boolean';
+
+/**
+ * Debit and record differ only in name, path, schema and refusal flag. The key is fixed once per
+ * call, before the first attempt, so every retry sends the same one; it is returned on the result.
+ */
+function usageWrite<R extends object>(operation: string, path: string, schema: Schema<R>, flag: 'approved' | 'accepted') {
+  return endpoint<R, R & { event_key: string }>({
+    operation,
+    method: 'POST',
+    rules: { ...meterRules, quantity: [required, integer(1)], event_key: [text], metadata: [jsonObject] },
+    build: (params) => {
+      const event_key = (params.event_key as string | undefined) ?? randomUUID();
+      return { path, body: { ...params, event_key }, eventKey: event_key };
+    },
+    schema,
+    idempotent: true,
+    isResult: refusal(flag),
+    transform: (result, request) => ({ ...result, event_key: request.eventKey as string }),
+  });
+}
+
+const balance = endpoint<CreditBalance>({
+  operation: 'usage.balance',
+  method: 'GET',
+  rules: meterRules,
+  build: (query) => ({ path: 'usage/credits/balance/', query }),
+  schema: CreditBalanceSchema,
+});
+const debit = usageWrite('usage.debit', 'usage/credits/debit/', DebitResponseSchema, 'approved');
+const record = usageWrite('usage.record', 'usage/events/', UsageEventResponseSchema, 'accepted');
+const summary = endpoint<UsageSummary>({
+  operation: 'usage.summary',
+  method: 'GET',
+  rules: { ...meterRules, start: [isoDate], end: [isoDate] },
+  build: (query) => ({ path: 'usage/summary/', query }),
+  schema: UsageSummarySchema,
+});
 
 /** `billing.usage`: prepaid credits and metered usage. */
-export class Usage {
-  readonly #core: ApiCore;
-
-  /** @internal */
-  constructor(core: ApiCore) {
-    this.#core = core;
-  }
-
+export class Usage extends APIResource {
   /** Remaining prepaid credits of a meter (0 when the account has none). */
-  balance(params: MeterParams, options?: RequestOptions): Promise<CreditBalance> {
-    return this.#core.call(options, () => ({
-      operation: 'usage.balance',
-      method: 'GET',
-      path: 'usage/credits/balance/',
-      query: check('usage.balance', params, meterRules),
-      schema: CreditBalanceSchema,
-    }));
+  balance(params: MeterParams, options?: RequestOptions): APIPromise<CreditBalance> {
+    return this._call(balance, params, options);
   }
 
   /**
    * Authorises and debits prepaid credits before an action. Retried like a GET with the same
    * `event_key`, so a lost response never debits twice. A refusal is a result, not an exception.
+   * When the call fails for good, `err.event_key` is the key to retry it with later.
    *
    * @example
    * ```ts
@@ -95,20 +115,14 @@ export class Usage {
    * if (!debit.approved) return reply(402, debit.error_code); // 'insufficient_credits' | 'invalid_usage_model'
    * ```
    */
-  debit(params: UsageWriteParams, options?: RequestOptions): Promise<DebitResult> {
-    return this.#write(
-      'usage.debit',
-      'usage/credits/debit/',
-      DebitResponseSchema,
-      'approved',
-      params,
-      options,
-    );
+  debit(params: UsageWriteParams, options?: RequestOptions): APIPromise<DebitResult> {
+    return this._call(debit, params, options) as APIPromise<DebitResult>;
   }
 
   /**
    * Records usage after an action. Idempotent by `event_key` (a replay answers `idempotent: true` and
-   * records nothing), and retried like a GET. A refusal is a result, not an exception.
+   * records nothing), and retried like a GET. A refusal is a result, not an exception. When the call
+   * fails for good, `err.event_key` is the key to retry it with later.
    *
    * @example
    * ```ts
@@ -117,52 +131,12 @@ export class Usage {
    * });
    * ```
    */
-  record(params: UsageWriteParams, options?: RequestOptions): Promise<UsageEventResult> {
-    return this.#write(
-      'usage.record',
-      'usage/events/',
-      UsageEventResponseSchema,
-      'accepted',
-      params,
-      options,
-    );
+  record(params: UsageWriteParams, options?: RequestOptions): APIPromise<UsageEventResult> {
+    return this._call(record, params, options) as APIPromise<UsageEventResult>;
   }
 
   /** Total usage of a meter, optionally between `start` and `end` (both inclusive). */
-  summary(params: UsageSummaryParams, options?: RequestOptions): Promise<UsageSummary> {
-    return this.#core.call(options, () => ({
-      operation: 'usage.summary',
-      method: 'GET',
-      path: 'usage/summary/',
-      query: check('usage.summary', params, summaryRules),
-      schema: UsageSummarySchema,
-    }));
-  }
-
-  /** Debit and record differ only in endpoint, schema and the flag that marks a refusal. */
-  async #write<R, F extends 'approved' | 'accepted'>(
-    operation: string,
-    path: string,
-    schema: Schema<R>,
-    flag: F,
-    params: UsageWriteParams,
-    options: RequestOptions | undefined,
-  ): Promise<R & { event_key: string }> {
-    // The key is fixed once per call, before the first attempt, so every retry sends the same one.
-    let event_key = '';
-    const result = await this.#core.call(options, () => {
-      const body = check(operation, params, writeRules);
-      event_key = body.event_key ?? randomUUID();
-      return {
-        operation,
-        method: 'POST',
-        path,
-        body: { ...body, event_key },
-        schema,
-        idempotent: true,
-        isResult: refusal(flag),
-      };
-    });
-    return { ...result, event_key };
+  summary(params: UsageSummaryParams, options?: RequestOptions): APIPromise<UsageSummary> {
+    return this._call(summary, params, options);
   }
 }
