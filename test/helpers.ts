@@ -1,6 +1,7 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { CLOCK, type Clock } from '../src/core/clock.js';
 import { BillingClient, type ClientOptions, type Logger } from '../src/index.js';
 import { type MockServer, type MockServerOptions, startMockServer } from '../src/testing/index.js';
 
@@ -23,14 +24,55 @@ export function useMockServer(options?: MockServerOptions): { readonly server: M
   return ref;
 }
 
-/** A client pointed at `server`, quiet unless a test asks for logs. */
-export function clientFor(server: MockServer, options: ClientOptions = {}): BillingClient {
-  return new BillingClient({
-    apiKey: server.apiKey,
-    baseUrl: server.baseUrl,
-    logLevel: 'off',
-    ...options,
+/** A clock whose waits end at once; `waits` lists every wait the SDK scheduled, in ms. */
+export function instantClock(): Clock & { waits: number[] } {
+  const waits: number[] = [];
+  return {
+    waits,
+    now: () => Date.now(),
+    sleep(ms, signal, onAbort) {
+      waits.push(ms);
+      return signal?.aborted ? Promise.reject(onAbort()) : Promise.resolve();
+    },
+  };
+}
+
+/** A clock whose waits last until the caller's signal aborts them: for testing cancellation mid-wait. */
+export function heldClock(): Clock & { waits: number[]; waiting: Promise<void> } {
+  const waits: number[] = [];
+  let started: () => void = () => {};
+  const waiting = new Promise<void>((resolve) => {
+    started = resolve;
   });
+  return {
+    waits,
+    waiting,
+    now: () => Date.now(),
+    sleep(ms, signal, onAbort) {
+      waits.push(ms);
+      started();
+      return new Promise((_, reject) => signal?.addEventListener('abort', () => reject(onAbort()), { once: true }));
+    },
+  };
+}
+
+/** Client options with the clock replaced (the seam is a symbol key, not a public option). */
+export function withClock(options: ClientOptions, clock: Clock): ClientOptions {
+  return { ...options, [CLOCK]: clock } as ClientOptions;
+}
+
+/**
+ * A client pointed at `server`, quiet unless a test asks for logs. Its retry waits end at once
+ * (pass a clock to see them): no test sits through a backoff.
+ */
+export function clientFor(
+  server: MockServer,
+  options: ClientOptions = {},
+  clock: Clock = instantClock(),
+): BillingClient {
+  return new BillingClient(
+    withClock({ apiKey: server.apiKey, baseUrl: server.baseUrl, logLevel: 'off', ...options }, clock),
+  );
 }
 
 /** A logger that records every line, for asserting what the SDK logs. */
@@ -95,4 +137,13 @@ export function serveFetch(handler: (request: Request) => Promise<Response>): Pr
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
   });
+}
+
+/** Polls `condition` every 5 ms until it holds; fails after `ms`. For events another process causes. */
+export async function until(condition: () => boolean, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }

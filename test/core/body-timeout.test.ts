@@ -1,55 +1,73 @@
+import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APITimeoutError, APIUserAbortError, BillingClient } from '../../src/index.js';
-import { caught, type LoopbackServer, serveNode } from '../helpers.js';
+import { caught, instantClock, type LoopbackServer, serveNode, until, withClock } from '../helpers.js';
 
-// A server no mock fault can imitate: it sends the headers and half a body, then stalls.
+// A server no mock fault can imitate: it sends the headers and half a body, then stalls. It counts
+// its open sockets, to see whether the client lets go of a connection it gave up on.
 let stalling: LoopbackServer;
 let requests = 0;
+const sockets = new Set<Socket>();
 beforeAll(async () => {
-  stalling = await serveNode((_req, res) => {
+  stalling = await serveNode((req, res) => {
     requests++;
+    sockets.add(req.socket);
+    req.socket.once('close', () => sockets.delete(req.socket));
     res.writeHead(200, { 'content-type': 'application/json' });
     res.write('{"count": 1, "results": [');
   });
 });
 afterAll(() => stalling.close());
 
-const client = (timeout: number) =>
-  new BillingClient({
-    apiKey: 'k',
-    baseUrl: `${stalling.url}/api/`,
-    timeout,
-    maxRetries: 0,
-    logLevel: 'off',
-  });
+const client = (timeout: number, maxRetries = 0) =>
+  new BillingClient(
+    withClock({ apiKey: 'k', baseUrl: `${stalling.url}/api/`, timeout, maxRetries, logLevel: 'off' }, instantClock()),
+  );
 
 describe('a body that stalls after the headers', () => {
   it('times out within the same per-attempt timeout', async () => {
     const started = performance.now();
     const err = await caught(() => client(300).invoices.list({ account_ref_id: 'a' }));
     expect(err).toBeInstanceOf(APITimeoutError);
-    const waited = performance.now() - started;
-    expect(waited).toBeGreaterThanOrEqual(250);
-    expect(waited).toBeLessThan(2_000);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250);
+  });
+
+  it('releases the socket of every timed-out attempt (10 stalled calls hold 0 sockets afterwards)', async () => {
+    const billing = client(100);
+    const errors = await Promise.all(
+      Array.from({ length: 10 }, () => caught(() => billing.invoices.list({ account_ref_id: 'a' }))),
+    );
+    expect(errors.every((e) => e instanceof APITimeoutError)).toBe(true);
+    // Without the abort, undici keeps each socket until its own 300 s body timeout.
+    await until(() => sockets.size === 0, 2_000);
   });
 
   it('is retried like any timeout', async () => {
     requests = 0;
-    const err = await caught(() =>
-      client(150).withOptions({ maxRetries: 1 }).invoices.list({ account_ref_id: 'a' }, { maxRetries: 1 }),
-    );
+    const err = await caught(() => client(150, 1).invoices.list({ account_ref_id: 'a' }));
     expect(err).toBeInstanceOf(APITimeoutError);
     expect(requests).toBe(2);
+    await until(() => sockets.size === 0, 2_000);
   });
 
-  it("is cut short by the caller's signal", async () => {
+  it("is cut short by the caller's signal, and its socket released", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    const started = performance.now();
     const err = await caught(() =>
       client(10_000).invoices.list({ account_ref_id: 'a' }, { signal: controller.signal }),
     );
     expect(err).toBeInstanceOf(APIUserAbortError);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    await until(() => sockets.size === 0, 2_000);
+  });
+
+  it('a timeout above 2^31-1 ms means no limit (it does not fire at once)', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const started = performance.now();
+    const err = await caught(() =>
+      client(2 ** 31 + 5).invoices.list({ account_ref_id: 'a' }, { signal: controller.signal }),
+    );
+    expect(err).toBeInstanceOf(APIUserAbortError);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250);
   });
 });

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { BillingClient } from '../../src/index.js';
+import { BillingClient, InvalidRequestError } from '../../src/index.js';
 import { caught, clientFor, memoryLogger, useMockServer } from '../helpers.js';
 
 const mock = useMockServer();
@@ -76,5 +76,42 @@ describe('no secret is ever printed', () => {
       expect(line).not.toContain(mock.server.apiKey);
       expect(line).not.toContain(secret);
     }
+  });
+
+  it.each([
+    ['NUL', 'key\u0000tail'],
+    ['CR LF', 'key\r\nX-Injected: 1'],
+    ['a pasted newline', 'sk_abcdef\n'],
+    ['a space', 'sk abc'],
+    ['non-ASCII', 'clé'],
+  ])('not by the constructor refusing a key with %s (refused before any request)', async (_, key) => {
+    const err = await caught(() => new BillingClient({ apiKey: key, baseUrl: mock.server.baseUrl }));
+    expect(err).toBeInstanceOf(InvalidRequestError);
+    expect((err as InvalidRequestError).issues[0]?.field).toBe('apiKey');
+    for (const text of renderings(err)) expect(text).not.toContain(key.trim());
+    expect(mock.server.requests.count()).toBe(0);
+  });
+
+  it('not by a cause that quotes the key: causes are scrubbed, toJSON shows the scrubbed chain', async () => {
+    // An engine failure no server can produce: fetch itself throws, quoting the header (as undici does).
+    const billing = clientFor(mock.server, {
+      apiKey: secret,
+      maxRetries: 0,
+      fetch: async () => {
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error(`invalid header value "Bearer ${secret}"`), { code: 'UND_ERR_INVALID_ARG' }),
+        });
+      },
+    });
+    const err = await caught(() => billing.invoices.list({ account_ref_id: 'acct_active' }));
+    expect(err.name).toBe('APIConnectionError');
+    for (const text of renderings(err)) expect(text).not.toContain(secret);
+    const json = JSON.parse(JSON.stringify(err));
+    expect(json.cause).toEqual({
+      name: 'TypeError',
+      message: 'fetch failed',
+      cause: { name: 'Error', message: 'invalid header value "Bearer [redacted]"', code: 'UND_ERR_INVALID_ARG' },
+    });
+    expect(err.message).toContain('UND_ERR_INVALID_ARG');
   });
 });
