@@ -1,10 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
+  type AnyBillingError,
   APIError,
   BadRequestError,
   BillingError,
   ConflictError,
   InternalServerError,
+  InvalidRequestError,
+  isBillingError,
   NotFoundError,
   PermissionDeniedError,
   RateLimitError,
@@ -83,5 +86,89 @@ describe('status → error class', () => {
     const err = (await caught(() => list(mock.server))) as RateLimitError;
     expect(err.headers['x-request-id']).toBe('r1');
     expect(err.retryAfterMs).toBe(120_000);
+  });
+});
+
+describe('request ids', () => {
+  it('every APIError carries requestId, from x-request-id or request-id', async () => {
+    mock.server.faults.add({ path: '/api/invoices/', status: 500, headers: { 'x-request-id': 'req_abc' } });
+    const first = (await caught(() => list(mock.server))) as APIError;
+    expect(first.requestId).toBe('req_abc');
+    expect(JSON.parse(JSON.stringify(first)).requestId).toBe('req_abc');
+    const unknown = (await caught(() =>
+      clientFor(mock.server).transactions.list({ account_ref_id: 'never-seen' }),
+    )) as APIError;
+    expect(unknown.requestId).toMatch(/\S/);
+    expect(unknown.requestId).toBe(mock.server.requests.last()?.requestId);
+    const ctx = { operation: 'o', method: 'GET', path: '/' };
+    expect(new APIError(502, { 'request-id': 'req_def' }, undefined, ctx).requestId).toBe('req_def');
+  });
+});
+
+describe('isBillingError and switch (err.name)', () => {
+  const samples = async () => {
+    mock.server.faults.add({ path: '/api/invoices/', status: 429, headers: { 'retry-after': '120' } });
+    const limited = await caught(() => list(mock.server));
+    const invalid = await caught(() => clientFor(mock.server).invoices.list({}));
+    return { limited, invalid };
+  };
+
+  it('recognises every SDK error, by class name and its ancestors', async () => {
+    const { limited, invalid } = await samples();
+    expect(isBillingError(limited)).toBe(true);
+    expect(isBillingError(limited, 'RateLimitError')).toBe(true);
+    expect(isBillingError(limited, 'APIError')).toBe(true);
+    expect(isBillingError(limited, 'BillingError')).toBe(true);
+    expect(isBillingError(limited, 'NotFoundError')).toBe(false);
+    expect(isBillingError(invalid, 'InvalidRequestError')).toBe(true);
+    expect(isBillingError(new Error('x'))).toBe(false);
+    expect(isBillingError({ name: 'RateLimitError' })).toBe(false);
+    expect(isBillingError(undefined)).toBe(false);
+  });
+
+  it('narrows in TypeScript: the switch reads each class’s own fields', async () => {
+    const { limited } = await samples();
+    const describe = (err: unknown): string => {
+      if (!isBillingError(err)) return 'foreign';
+      switch (err.name) {
+        case 'RateLimitError':
+          expectTypeOf(err).toEqualTypeOf<RateLimitError & { readonly name: 'RateLimitError' }>();
+          return `retry in ${err.retryAfterMs}`;
+        case 'InvalidRequestError':
+          return err.issues.map((i) => i.field).join();
+        case 'NotFoundError':
+          return err.error ?? '';
+        default:
+          expectTypeOf(err).toExtend<AnyBillingError>();
+          return err.name;
+      }
+    };
+    expect(describe(limited)).toBe('retry in 120000');
+    expect(describe(new InvalidRequestError('x', [{ field: 'page', message: 'bad' }]))).toBe('page');
+    if (isBillingError(limited, 'APIError')) expectTypeOf(limited.status).toEqualTypeOf<number>();
+  });
+
+  it('instanceof also holds for an error made by another copy of the classes (same brand)', async () => {
+    // What a second copy of the package (its CJS build beside the ESM one) produces: other classes,
+    // same registry symbol. The built ESM and CJS copies are checked in test/package/dist.test.ts.
+    const brand = Symbol.for('billing-sdk.errorClass');
+    class OtherBillingError extends Error {
+      static [brand] = 'BillingError';
+    }
+    class OtherAPIError extends OtherBillingError {
+      static override [brand] = 'APIError';
+    }
+    class OtherRateLimitError extends OtherAPIError {
+      static override [brand] = 'RateLimitError';
+    }
+    const foreign = new OtherRateLimitError('x');
+    expect(foreign).toBeInstanceOf(RateLimitError);
+    expect(foreign).toBeInstanceOf(APIError);
+    expect(foreign).toBeInstanceOf(BillingError);
+    expect(foreign).not.toBeInstanceOf(NotFoundError);
+    expect(new Error('x')).not.toBeInstanceOf(BillingError);
+    class Mine extends NotFoundError {}
+    expect(new Mine(404, {}, undefined, { operation: 'o', method: 'GET', path: '/' })).toBeInstanceOf(NotFoundError);
+    expect(foreign).not.toBeInstanceOf(Mine);
   });
 });

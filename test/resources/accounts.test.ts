@@ -76,6 +76,23 @@ describe('accounts.isActive', () => {
     expect(await billing().accounts.isActive(params)).toBe(expected);
   });
 
+  it('answers false only for the documented not-found body, with the 404 in withResponse', async () => {
+    const { data, response } = await billing().accounts.isActive({ account_ref_id: 'never-seen' }).withResponse();
+    expect(data).toBe(false);
+    expect(response.status).toBe(404);
+  });
+
+  it.each([
+    ['a proxy page (wrong baseUrl)', '<html>Not Found</html>'],
+    ['another JSON body', '{"detail":"Not found."}'],
+    ['an empty body', ''],
+  ])('throws NotFoundError for any other 404: %s', async (_, body) => {
+    mock.server.faults.add({ path: '/api/account/', status: 404, body });
+    const err = await caught(() => billing().accounts.isActive({ account_ref_id: 'acct_active' }));
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect(err.message).toMatch(/^accounts\.isActive \(GET \/api\/account\/acct_active\/status\/\) failed with 404/);
+  });
+
   it('still throws errors other than 404', async () => {
     mock.server.faults.add({ path: '/api/account/', status: 500, times: 5 });
     const err = await caught(() =>

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidRequestError } from '../../src/index.js';
+import { APIConnectionError, InternalServerError, InvalidRequestError, isBillingError } from '../../src/index.js';
 import { type MockServer, startMockServer } from '../../src/testing/index.js';
 import { caught, clientFor, useMockServer } from '../helpers.js';
 
@@ -168,5 +168,33 @@ describe('refusals carried by a 200', () => {
       accepted: false,
       error_code: 'invalid_usage_model',
     });
+  });
+});
+
+describe('a debit or usage event that fails for good carries its event_key', () => {
+  it('on a 5xx after every retry: resubmitting with the key applies it once', async () => {
+    mock.server.faults.add({ path: '/api/usage/credits/debit/', status: 503, times: 3 });
+    const before = await balance();
+    const err = await caught(() => billing().usage.debit({ ...credits, quantity: 4 }));
+    expect(err).toBeInstanceOf(InternalServerError);
+    const key = isBillingError(err) ? err.event_key : undefined;
+    expect(key).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Set(sentKeys('/api/usage/credits/debit/'))).toEqual(new Set([key]));
+    // The documented pattern: retry later with the same key.
+    const later = await billing().usage.debit({ ...credits, quantity: 4, event_key: key });
+    expect(later.approved).toBe(true);
+    const replay = await billing().usage.debit({ ...credits, quantity: 4, event_key: key });
+    expect(replay).toMatchObject({ approved: true, event_key: key });
+    expect(await balance()).toBe(before - 4);
+  });
+
+  it('on a connection failure after a commit whose answer was lost every time', async () => {
+    mock.server.faults.add({ path: '/api/usage/events/', reset: 'after', times: 3 });
+    const err = await caught(() => billing().usage.record({ ...calls, quantity: 2, event_key: 'evt-lost' }));
+    expect(err).toBeInstanceOf(APIConnectionError);
+    expect((err as APIConnectionError).event_key).toBe('evt-lost');
+    expect(JSON.parse(JSON.stringify(err)).event_key).toBe('evt-lost');
+    const again = await billing().usage.record({ ...calls, quantity: 2, event_key: 'evt-lost' });
+    expect(again).toMatchObject({ accepted: true, idempotent: true, recorded_quantity: 2 });
   });
 });
