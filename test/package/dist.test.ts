@@ -77,4 +77,37 @@ describe('the built package', () => {
       );
     }
   });
+
+  it('instanceof and isBillingError hold across the ESM and CJS copies in one process', () => {
+    const out = node(
+      ['--input-type=module'],
+      `
+      import { createRequire } from 'node:module';
+      const esm = await import('billing-sdk');
+      const cjs = createRequire(process.cwd() + '/')('billing-sdk');
+      const fromCjs = new cjs.RateLimitError(429, {}, undefined, { operation: 'o', method: 'GET', path: '/' });
+      const fromEsm = new esm.InvalidRequestError('o', []);
+      console.log([
+        esm.BillingError !== cjs.BillingError,
+        fromCjs instanceof esm.RateLimitError,
+        fromCjs instanceof esm.APIError,
+        fromCjs instanceof esm.BillingError,
+        fromCjs instanceof esm.NotFoundError,
+        fromEsm instanceof cjs.InvalidRequestError,
+        esm.isBillingError(fromCjs, 'RateLimitError'),
+        cjs.isBillingError(fromEsm),
+      ].join(','));`,
+    );
+    expect(out).toBe('true,true,true,true,false,true,true,true');
+  });
+
+  it('exports no zod schema object and no Schema type', () => {
+    const out = node(['--input-type=module'], `const sdk = await import('billing-sdk'); console.log(Object.keys(sdk).join(','));`);
+    const names = out.split(',');
+    expect(names).toContain('BillingClient');
+    expect(names.filter((n) => n.endsWith('Schema'))).toEqual([]);
+    for (const file of ['index.d.ts', 'index.d.cts']) {
+      expect(readFileSync(dist(file), 'utf8'), file).not.toMatch(/export \{[^}]*\b(Schema|SafeParseResult)\b/);
+    }
+  });
 });
