@@ -51,7 +51,9 @@ export function heldClock(): Clock & { waits: number[]; waiting: Promise<void> }
     sleep(ms, signal, onAbort) {
       waits.push(ms);
       started();
-      return new Promise((_, reject) => signal?.addEventListener('abort', () => reject(onAbort()), { once: true }));
+      return new Promise((_, reject) =>
+        signal?.addEventListener('abort', () => reject(onAbort()), { once: true }),
+      );
     },
   };
 }

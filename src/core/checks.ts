@@ -35,7 +35,8 @@ export const text: Rule = (v) => {
  * A value that becomes one URL path segment. `.` and `..` are refused: the URL parser would treat
  * them (even percent-encoded) as a move up the path and call another endpoint.
  */
-export const segment: Rule = (v) => text(v) ?? (v === '.' || v === '..' ? 'must not be "." or ".."' : undefined);
+export const segment: Rule = (v) =>
+  text(v) ?? (v === '.' || v === '..' ? 'must not be "." or ".."' : undefined);
 
 /** One of the listed values. */
 export const oneOf =

@@ -91,10 +91,14 @@ export class BillingError extends Error {
 
   /** `instanceof` by brand: true for errors of this class made by any copy of the package. */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    // `this` is the class on the right of `instanceof` (a subclass inherits this method), so it
+    // cannot be spelled `BillingError` here.
+    // biome-ignore lint/complexity/noThisInStatic: see above
+    const cls = this as unknown as Record<symbol, string>;
+    if (Function.prototype[Symbol.hasInstance].call(cls, value)) return true;
     // A user's own subclass has no brand of its own: only the plain prototype check applies.
-    if (!Object.hasOwn(this, BRAND)) return false;
-    return brandsOf(value).includes((this as unknown as Record<symbol, string>)[BRAND] as string);
+    if (!Object.hasOwn(cls, BRAND)) return false;
+    return brandsOf(value).includes(cls[BRAND] as string);
   }
 
   /** A plain object for loggers and `JSON.stringify`: the message (which `Error` keeps non-enumerable) and a summary of the cause. */
@@ -139,7 +143,12 @@ export class APIError extends BillingError {
   /** How long the server asked to wait before a retry (`Retry-After`, `retry-after-ms`), in ms; `undefined` when it did not say. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(status: number, headers: Headers | Record<string, string>, body: unknown, request: RequestContext) {
+  constructor(
+    status: number,
+    headers: Headers | Record<string, string>,
+    body: unknown,
+    request: RequestContext,
+  ) {
     const plain = headers instanceof Headers ? headersToObject(headers) : headers;
     super(`${describe(request)} ${summary(status, plain, body)}`);
     this.status = status;
@@ -181,7 +190,12 @@ export class BadRequestError extends APIError {
   /** Field name → messages, from the `{ "<field>": ["<message>"] }` body. Empty when the body had another shape. */
   readonly fields: Record<string, string[]>;
 
-  constructor(status: number, headers: Headers | Record<string, string>, body: unknown, request: RequestContext) {
+  constructor(
+    status: number,
+    headers: Headers | Record<string, string>,
+    body: unknown,
+    request: RequestContext,
+  ) {
     super(status, headers, body, request);
     this.fields = fieldsOf(body);
   }
@@ -219,7 +233,12 @@ export class NotFoundError extends APIError {
   /** The `error` message of the body, e.g. `Account not found or invalid subscription tier`; `undefined` for any other body. */
   readonly error: string | undefined;
 
-  constructor(status: number, headers: Headers | Record<string, string>, body: unknown, request: RequestContext) {
+  constructor(
+    status: number,
+    headers: Headers | Record<string, string>,
+    body: unknown,
+    request: RequestContext,
+  ) {
     super(status, headers, body, request);
     const error = (body as { error?: unknown } | undefined)?.error;
     this.error = typeof error === 'string' ? error : undefined;
@@ -324,7 +343,8 @@ export class APITimeoutError extends APIConnectionError {
     this.timeoutMs = timeoutMs;
     this.message = `${describe(request)} timed out after ${timeoutMs} ms${statsText(this.attempts, this.elapsedMs)}`;
     // The stack was captured with the base class's message; keep its first line truthful.
-    if (this.stack) this.stack = `${this.name}: ${this.message}\n${this.stack.split('\n').slice(1).join('\n')}`;
+    if (this.stack)
+      this.stack = `${this.name}: ${this.message}\n${this.stack.split('\n').slice(1).join('\n')}`;
   }
 }
 
@@ -511,7 +531,10 @@ export type AnyBillingError = {
  * ```
  */
 export function isBillingError(err: unknown): err is AnyBillingError;
-export function isBillingError<N extends BillingErrorName>(err: unknown, name: N): err is BillingErrorClasses[N];
+export function isBillingError<N extends BillingErrorName>(
+  err: unknown,
+  name: N,
+): err is BillingErrorClasses[N];
 export function isBillingError(err: unknown, name: BillingErrorName = 'BillingError'): boolean {
   return err instanceof BillingError && brandsOf(err).includes(name);
 }

@@ -1,5 +1,5 @@
-import type { InvalidRequestIssue } from './errors.js';
 import { isPlainObject } from './checks.js';
+import type { InvalidRequestIssue } from './errors.js';
 
 /** RFC 9110 token: what a header name may be made of. */
 const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -13,13 +13,19 @@ const fieldValue = /^[\t\x20-\x7e\x80-\xff]*$/;
  * credential.
  */
 export function headerIssues(field: string, headers: unknown): InvalidRequestIssue[] {
-  if (!isPlainObject(headers)) return [{ field, message: 'must be a plain object of header names to strings' }];
+  if (!isPlainObject(headers))
+    return [{ field, message: 'must be a plain object of header names to strings' }];
   const issues: InvalidRequestIssue[] = [];
   for (const [name, value] of Object.entries(headers)) {
-    if (!token.test(name)) issues.push({ field: `${field}[${JSON.stringify(name)}]`, message: 'is not a valid header name' });
-    else if (typeof value !== 'string') issues.push({ field: `${field}.${name}`, message: 'must be a string' });
+    if (!token.test(name))
+      issues.push({ field: `${field}[${JSON.stringify(name)}]`, message: 'is not a valid header name' });
+    else if (typeof value !== 'string')
+      issues.push({ field: `${field}.${name}`, message: 'must be a string' });
     else if (!fieldValue.test(value)) {
-      issues.push({ field: `${field}.${name}`, message: 'must not contain control characters such as CR, LF or NUL, or characters above U+00FF' });
+      issues.push({
+        field: `${field}.${name}`,
+        message: 'must not contain control characters such as CR, LF or NUL, or characters above U+00FF',
+      });
     }
   }
   return issues;

@@ -1,5 +1,5 @@
-import { type Clock, CLOCK, realClock } from './clock.js';
 import { isPlainObject } from './checks.js';
+import { CLOCK, type Clock, realClock } from './clock.js';
 import { isBrowserWindow, readEnv } from './env.js';
 import { BillingError, InvalidRequestError, type InvalidRequestIssue } from './errors.js';
 import { headerIssues, isValidApiKey } from './headers.js';
@@ -159,9 +159,14 @@ const requestRules: Record<keyof RequestOptions, OptionRule> = {
  * Checks an options object against `rules`: every key known, every present value valid. `undefined`
  * counts as absent, so `{ timeout: config.timeout }` works whether or not the config sets it.
  */
-function optionIssues(prefix: string, options: unknown, rules: Record<string, OptionRule>): InvalidRequestIssue[] {
+function optionIssues(
+  prefix: string,
+  options: unknown,
+  rules: Record<string, OptionRule>,
+): InvalidRequestIssue[] {
   if (options === undefined) return [];
-  if (!isPlainObject(options)) return [{ field: prefix.slice(0, -1) || 'options', message: 'must be a plain object' }];
+  if (!isPlainObject(options))
+    return [{ field: prefix.slice(0, -1) || 'options', message: 'must be a plain object' }];
   const issues: InvalidRequestIssue[] = [];
   for (const [key, value] of Object.entries(options)) {
     const rule = rules[key];
@@ -188,7 +193,10 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
   if (!isValidApiKey(apiKey)) {
     // The key is not quoted: this message may well be logged.
     throw new InvalidRequestError('new BillingClient', [
-      { field: 'apiKey', message: 'must be printable ASCII without spaces or line breaks (check for a pasted newline)' },
+      {
+        field: 'apiKey',
+        message: 'must be printable ASCII without spaces or line breaks (check for a pasted newline)',
+      },
     ]);
   }
   if (isBrowserWindow() && !options.dangerouslyAllowBrowser) {

@@ -27,7 +27,8 @@ export function redactHeaders(headers: Record<string, string>): Record<string, s
  */
 export function scrubCause(cause: unknown, secrets: readonly string[], depth = 0): unknown {
   if (!(cause instanceof Error) || depth > 5 || !secrets.some((s) => s && mentions(cause, s))) return cause;
-  const scrub = (text: string) => secrets.reduce((out, s) => (s ? out.split(s).join('[redacted]') : out), text);
+  const scrub = (text: string) =>
+    secrets.reduce((out, s) => (s ? out.split(s).join('[redacted]') : out), text);
   const copy = new Error(scrub(cause.message), {
     cause: scrubCause(cause.cause, secrets, depth + 1),
   });

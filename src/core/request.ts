@@ -1,6 +1,6 @@
 import pRetry from 'p-retry';
 import { type APIResponseInfo, responseInfo, type WithResponse } from './api-promise.js';
-import { check, type CrossRule, type Rules } from './checks.js';
+import { type CrossRule, check, type Rules } from './checks.js';
 import { errorForStatus } from './error-map.js';
 import {
   APIConnectionError,
@@ -185,12 +185,19 @@ export class ApiCore {
             const decision = retryDecision(error, attemptNumber, policy);
             if (!decision.retry) throw error;
             this.#logRetry(context, error, decision.delayMs, attemptNumber, options.maxRetries);
-            await clock.sleep(decision.delayMs, signal, () => new APIUserAbortError(context, { cause: signal?.reason }));
+            await clock.sleep(
+              decision.delayMs,
+              signal,
+              () => new APIUserAbortError(context, { cause: signal?.reason }),
+            );
           },
         },
       );
       if (this.logger.enabled('debug')) {
-        this.logger.log('debug', `${context.method} ${context.path} → ${exchange.status} in ${clock.now() - started} ms`);
+        this.logger.log(
+          'debug',
+          `${context.method} ${context.path} → ${exchange.status} in ${clock.now() - started} ms`,
+        );
       }
       const body = exchange.body === undefined && endpoint.allowEmpty ? null : exchange.body;
       const data = validate(endpoint.schema, body, this.#options.validation, context, this.logger);
@@ -241,7 +248,12 @@ export class ApiCore {
     } catch (cause) {
       if (cause instanceof BodyTooLarge) {
         controller.abort();
-        throw new ResponseTooLargeError(context, status, this.#options.maxResponseBytes, requestIdOf(headers));
+        throw new ResponseTooLargeError(
+          context,
+          status,
+          this.#options.maxResponseBytes,
+          requestIdOf(headers),
+        );
       }
       if (signal?.aborted) throw new APIUserAbortError(context, { cause: signal.reason });
       if (timedOut) throw new APITimeoutError(context, timeout);
@@ -270,13 +282,24 @@ export class ApiCore {
     } else if (thrown instanceof BillingError) {
       error = thrown;
     } else {
-      error = new APIConnectionError(context, { cause: scrubCause(thrown, this.#secrets), attempts, elapsedMs });
+      error = new APIConnectionError(context, {
+        cause: scrubCause(thrown, this.#secrets),
+        attempts,
+        elapsedMs,
+      });
     }
-    if (call.built.eventKey !== undefined) Object.defineProperty(error, 'event_key', { value: call.built.eventKey, enumerable: true });
+    if (call.built.eventKey !== undefined)
+      Object.defineProperty(error, 'event_key', { value: call.built.eventKey, enumerable: true });
     return error;
   }
 
-  #logRetry(context: RequestContext, error: unknown, delayMs: number, attempt: number, maxRetries: number): void {
+  #logRetry(
+    context: RequestContext,
+    error: unknown,
+    delayMs: number,
+    attempt: number,
+    maxRetries: number,
+  ): void {
     if (!this.logger.enabled('info')) return;
     const { name, message } = error as Error;
     this.logger.log(
@@ -325,7 +348,8 @@ function buildRequest<T, R>(
  * redirects are never followed) becomes the error of its status.
  */
 function classify<T, R>(call: Call<T, R>, status: number, headers: Headers, body: unknown): Exchange {
-  if ((status >= 200 && status < 300) || call.endpoint.isResult?.(status, body)) return { status, headers, body };
+  if ((status >= 200 && status < 300) || call.endpoint.isResult?.(status, body))
+    return { status, headers, body };
   throw errorForStatus(status, headers, body, call.context);
 }
 

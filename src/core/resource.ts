@@ -1,6 +1,6 @@
 import { APIPromise } from './api-promise.js';
 import type { RequestOptions } from './options.js';
-import type { PagePromise, PageEnvelope } from './pagination.js';
+import type { PageEnvelope, PagePromise } from './pagination.js';
 import type { ApiCore, Endpoint } from './request.js';
 
 /**
@@ -25,7 +25,11 @@ export abstract class APIResource {
   }
 
   /** Sends one call; the promise also offers `.withResponse()`. */
-  protected _call<T, R>(endpoint: Endpoint<T, R>, params: unknown, options: RequestOptions | undefined): APIPromise<T> {
+  protected _call<T, R>(
+    endpoint: Endpoint<T, R>,
+    params: unknown,
+    options: RequestOptions | undefined,
+  ): APIPromise<T> {
     return new APIPromise(this.#core.call(endpoint, params, options));
   }
 

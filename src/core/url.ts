@@ -34,7 +34,13 @@ export function path(strings: TemplateStringsArray, ...values: unknown[]): strin
   let out = strings[0] ?? '';
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
-    if (typeof value !== 'string' || value === '' || value === '.' || value === '..' || !isWellFormed(value)) {
+    if (
+      typeof value !== 'string' ||
+      value === '' ||
+      value === '.' ||
+      value === '..' ||
+      !isWellFormed(value)
+    ) {
       throw new UnsafeUrlValue({
         field: 'path',
         message: `segment ${i + 1} must be a non-empty, well-formed string other than "." and ".."`,
@@ -62,5 +68,8 @@ function queryValue(key: string, value: unknown): string {
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   // URLSearchParams would send U+FFFD for a lone surrogate: the server would see another value.
   if (typeof value === 'string' && isWellFormed(value)) return value;
-  throw new UnsafeUrlValue({ field: key, message: 'must be a well-formed string, a number, a boolean or a Date' });
+  throw new UnsafeUrlValue({
+    field: key,
+    message: 'must be a well-formed string, a number, a boolean or a Date',
+  });
 }

@@ -27,7 +27,9 @@ export interface FixSubscriptionParams {
 const NOT_FOUND = 'Account not found or invalid subscription tier';
 
 const tierNeedsSubscription: CrossRule = (p) =>
-  p.tier !== undefined && p.subscription === undefined ? [{ field: 'tier', message: 'requires subscription' }] : [];
+  p.tier !== undefined && p.subscription === undefined
+    ? [{ field: 'tier', message: 'requires subscription' }]
+    : [];
 
 const accountStatus = endpoint<AccountStatus>({
   operation: 'accounts.status',
@@ -50,7 +52,11 @@ const isActive = endpoint<AccountStatus, boolean>({
 const fixSubscription = endpoint<{ url?: string } | null, FixSubscriptionResult>({
   operation: 'accounts.fixSubscription',
   method: 'GET',
-  rules: { account_ref_id: [required, text], subscription_name: [required, text], tier_name: [required, text] },
+  rules: {
+    account_ref_id: [required, text],
+    subscription_name: [required, text],
+    tier_name: [required, text],
+  },
   build: (query) => ({ path: 'fix-subscription/', query }),
   schema: FixSubscriptionSchema,
   allowEmpty: true,
@@ -91,7 +97,10 @@ export class Accounts extends APIResource {
    * The hosted payment URL of a past-due or incomplete subscription's failed invoice, or `null`
    * when there is nothing to fix (the API answers with an empty body).
    */
-  fixSubscription(params: FixSubscriptionParams, options?: RequestOptions): APIPromise<FixSubscriptionResult> {
+  fixSubscription(
+    params: FixSubscriptionParams,
+    options?: RequestOptions,
+  ): APIPromise<FixSubscriptionResult> {
     return this._call(fixSubscription, params, options);
   }
 }

@@ -1,5 +1,5 @@
-import { required, text } from '../core/checks.js';
 import type { APIPromise } from '../core/api-promise.js';
+import { required, text } from '../core/checks.js';
 import type { RequestOptions } from '../core/options.js';
 import { APIResource, endpoint } from '../core/resource.js';
 import { type EntitlementCheck, EntitlementCheckSchema } from '../schemas/entitlement.js';

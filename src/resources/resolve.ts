@@ -99,14 +99,23 @@ export class Resolve extends APIResource {
     return new APIPromise(
       (async () => {
         if (!isPlainObject(options)) {
-          throw new InvalidRequestError('resolve.signedUrl', [{ field: 'options', message: 'must be an object with signingKey' }]);
+          throw new InvalidRequestError('resolve.signedUrl', [
+            { field: 'options', message: 'must be an object with signingKey' },
+          ]);
         }
         const { signingKey, expiresIn, ...requestOptions } = options;
         if (text(signingKey)) {
-          throw new InvalidRequestError('resolve.signedUrl', [{ field: 'signingKey', message: 'is required (a non-empty string)' }]);
+          throw new InvalidRequestError('resolve.signedUrl', [
+            { field: 'signingKey', message: 'is required (a non-empty string)' },
+          ]);
         }
         const { data, response } = await this.publicUrl(params, requestOptions).withResponse();
-        const link = await signHostedLink({ url: data.url, account_ref_id: params.account_ref_id, signingKey, expiresIn });
+        const link = await signHostedLink({
+          url: data.url,
+          account_ref_id: params.account_ref_id,
+          signingKey,
+          expiresIn,
+        });
         return { data: link, response };
       })(),
     );

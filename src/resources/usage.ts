@@ -56,13 +56,20 @@ const meterRules = {
 const refusal =
   (flag: 'approved' | 'accepted') =>
   (status: number, body: unknown): boolean =>
-    status >= 400 && status < 500 && typeof (body as Record<string, unknown> | undefined)?.[flag] === 'boolean';
+    status >= 400 &&
+    status < 500 &&
+    typeof (body as Record<string, unknown> | undefined)?.[flag] === 'boolean';
 
 /**
  * Debit and record differ only in name, path, schema and refusal flag. The key is fixed once per
  * call, before the first attempt, so every retry sends the same one; it is returned on the result.
  */
-function usageWrite<R extends object>(operation: string, path: string, schema: Schema<R>, flag: 'approved' | 'accepted') {
+function usageWrite<R extends object>(
+  operation: string,
+  path: string,
+  schema: Schema<R>,
+  flag: 'approved' | 'accepted',
+) {
   return endpoint<R, R & { event_key: string }>({
     operation,
     method: 'POST',
@@ -116,7 +123,7 @@ export class Usage extends APIResource {
    * ```
    */
   debit(params: UsageWriteParams, options?: RequestOptions): APIPromise<DebitResult> {
-    return this._call(debit, params, options) as APIPromise<DebitResult>;
+    return this._call(debit, params, options);
   }
 
   /**
@@ -132,7 +139,7 @@ export class Usage extends APIResource {
    * ```
    */
   record(params: UsageWriteParams, options?: RequestOptions): APIPromise<UsageEventResult> {
-    return this._call(record, params, options) as APIPromise<UsageEventResult>;
+    return this._call(record, params, options);
   }
 
   /** Total usage of a meter, optionally between `start` and `end` (both inclusive). */

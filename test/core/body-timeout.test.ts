@@ -21,7 +21,10 @@ afterAll(() => stalling.close());
 
 const client = (timeout: number, maxRetries = 0) =>
   new BillingClient(
-    withClock({ apiKey: 'k', baseUrl: `${stalling.url}/api/`, timeout, maxRetries, logLevel: 'off' }, instantClock()),
+    withClock(
+      { apiKey: 'k', baseUrl: `${stalling.url}/api/`, timeout, maxRetries, logLevel: 'off' },
+      instantClock(),
+    ),
   );
 
 describe('a body that stalls after the headers', () => {

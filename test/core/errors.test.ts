@@ -168,7 +168,9 @@ describe('isBillingError and switch (err.name)', () => {
     expect(foreign).not.toBeInstanceOf(NotFoundError);
     expect(new Error('x')).not.toBeInstanceOf(BillingError);
     class Mine extends NotFoundError {}
-    expect(new Mine(404, {}, undefined, { operation: 'o', method: 'GET', path: '/' })).toBeInstanceOf(NotFoundError);
+    expect(new Mine(404, {}, undefined, { operation: 'o', method: 'GET', path: '/' })).toBeInstanceOf(
+      NotFoundError,
+    );
     expect(foreign).not.toBeInstanceOf(Mine);
   });
 });

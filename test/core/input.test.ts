@@ -6,11 +6,17 @@ const mock = useMockServer();
 const billing = () => clientFor(mock.server);
 
 /** Calls `fn`, which must reject with InvalidRequestError naming `field`, and checks nothing reached the mock. */
-async function refused(fn: (b: BillingClient) => unknown, field: string | RegExp): Promise<InvalidRequestError> {
+async function refused(
+  fn: (b: BillingClient) => unknown,
+  field: string | RegExp,
+): Promise<InvalidRequestError> {
   const err = (await caught(() => fn(billing()))) as InvalidRequestError;
   expect(err).toBeInstanceOf(InvalidRequestError);
   const fields = err.issues.map((i) => i.field);
-  expect(fields.some((f) => (typeof field === 'string' ? f === field : field.test(f))), fields.join(',')).toBe(true);
+  expect(
+    fields.some((f) => (typeof field === 'string' ? f === field : field.test(f))),
+    fields.join(','),
+  ).toBe(true);
   expect(mock.server.requests.count()).toBe(0);
   return err;
 }
@@ -77,7 +83,10 @@ describe('a rejected promise, never a synchronous throw', () => {
 
 describe('per-call options are checked like client options', () => {
   it('a signal that is not an AbortSignal', async () => {
-    await refused((b) => b.invoices.list({ account_ref_id: 'acct_active' }, any({ signal: {} })), 'options.signal');
+    await refused(
+      (b) => b.invoices.list({ account_ref_id: 'acct_active' }, any({ signal: {} })),
+      'options.signal',
+    );
     await refused((b) => b.usage.balance(meter, any({ signal: 'stop' })), 'options.signal');
   });
 
@@ -121,7 +130,10 @@ describe('untyped errors of bad values are now InvalidRequestError', () => {
   });
 
   it('an extra key, even one holding a null-prototype object, is refused by name', async () => {
-    await refused((b) => b.invoices.list(any({ account_ref_id: 'acct_active', extra: Object.create(null) })), 'extra');
+    await refused(
+      (b) => b.invoices.list(any({ account_ref_id: 'acct_active', extra: Object.create(null) })),
+      'extra',
+    );
     await refused((b) => b.usage.balance(any({ ...meter, acount_ref_id: 'typo' })), 'acount_ref_id');
   });
 
@@ -140,7 +152,10 @@ describe('untyped errors of bad values are now InvalidRequestError', () => {
 
 describe('null is absent everywhere, so cross-field rules see it too', () => {
   it('{ subscription: null, tier } is refused (tier needs subscription), not sent as ?tier=', async () => {
-    await refused((b) => b.accounts.status(any({ account_ref_id: 'acct_active', subscription: null, tier: 'pro' })), 'tier');
+    await refused(
+      (b) => b.accounts.status(any({ account_ref_id: 'acct_active', subscription: null, tier: 'pro' })),
+      'tier',
+    );
   });
 
   it('tiers.list({ subscription_name: null }) lists every tier at tiers/', async () => {
@@ -154,7 +169,12 @@ describe('null is absent everywhere, so cross-field rules see it too', () => {
     await refused(
       (b) =>
         b.resolve.publicUrl(
-          any({ account_ref_id: 'acct_active', subscription_name: 'pro-plan', tier_name: 'pro', email: null }),
+          any({
+            account_ref_id: 'acct_active',
+            subscription_name: 'pro-plan',
+            tier_name: 'pro',
+            email: null,
+          }),
         ),
       'email',
     );
@@ -167,18 +187,20 @@ describe('null is absent everywhere, so cross-field rules see it too', () => {
 });
 
 describe('usage.summary start and end are ISO 8601 (or a Date)', () => {
-  it.each(['1', 'yesterday', '2026-13-01', 'Jan 1 2026', '2026-01-01T25:00:00Z'])('refuses %s', async (start) => {
-    await refused((b) => b.usage.summary({ ...meter, start }), 'start');
-  });
+  it.each(['1', 'yesterday', '2026-13-01', 'Jan 1 2026', '2026-01-01T25:00:00Z'])(
+    'refuses %s',
+    async (start) => {
+      await refused((b) => b.usage.summary({ ...meter, start }), 'start');
+    },
+  );
 
-  it.each([
-    '2026-01-01',
-    '2026-01-01T00:00:00Z',
-    '2026-01-01T00:00:00.123+02:00',
-  ])('sends %s as given', async (start) => {
-    await billing().usage.summary({ ...meter, start });
-    expect(mock.server.requests.last()?.query.start).toBe(start);
-  });
+  it.each(['2026-01-01', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00.123+02:00'])(
+    'sends %s as given',
+    async (start) => {
+      await billing().usage.summary({ ...meter, start });
+      expect(mock.server.requests.last()?.query.start).toBe(start);
+    },
+  );
 
   it('sends a Date as ISO 8601, and refuses an invalid one', async () => {
     await billing().usage.summary({ ...meter, end: new Date('2026-02-01T00:00:00Z') });
@@ -191,9 +213,23 @@ describe('usage.summary start and end are ISO 8601 (or a Date)', () => {
 describe('lone surrogates in query values are refused, not replaced by U+FFFD', () => {
   it.each([
     ['invoices.list email', (b: BillingClient) => b.invoices.list({ email: lone }), 'email'],
-    ['entitlements.check code', (b: BillingClient) => b.entitlements.check({ ...meter, entitlement_code: lone, meter_code: undefined } as never), /.+/],
-    ['usage.balance meter', (b: BillingClient) => b.usage.balance({ ...meter, meter_code: lone }), 'meter_code'],
-    ['invoices.create description', (b: BillingClient) => b.invoices.create({ product_manage_id: 'p', amount: 1, customer_email: 'a@x.io', description: lone }), 'description'],
+    [
+      'entitlements.check code',
+      (b: BillingClient) =>
+        b.entitlements.check({ ...meter, entitlement_code: lone, meter_code: undefined } as never),
+      /.+/,
+    ],
+    [
+      'usage.balance meter',
+      (b: BillingClient) => b.usage.balance({ ...meter, meter_code: lone }),
+      'meter_code',
+    ],
+    [
+      'invoices.create description',
+      (b: BillingClient) =>
+        b.invoices.create({ product_manage_id: 'p', amount: 1, customer_email: 'a@x.io', description: lone }),
+      'description',
+    ],
   ])('%s', async (_, fn, field) => {
     await refused(fn, field);
   });

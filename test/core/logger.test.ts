@@ -21,7 +21,11 @@ const throwing: Logger = {
 
 describe('logging never changes a result', () => {
   it('a throwing logger at debug level: the committed debit still resolves, once', async () => {
-    mock.server.faults.add({ path: '/api/usage/credits/debit/', status: 503, headers: { 'retry-after': '0' } });
+    mock.server.faults.add({
+      path: '/api/usage/credits/debit/',
+      status: 503,
+      headers: { 'retry-after': '0' },
+    });
     const billing = clientFor(mock.server, { logger: throwing, logLevel: 'debug' });
     const debit = await billing.usage.debit({
       account_ref_id: 'acct_active',

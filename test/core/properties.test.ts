@@ -21,7 +21,11 @@ const valid = {
   'transactions.list': { account_ref_id: 'acct_active', status: 'completed', page: 1, page_size: 5 },
   'accounts.status': { account_ref_id: 'acct_multi', subscription: 'pro-plan', tier: 'starter' },
   'accounts.isActive': { account_ref_id: 'acct_active' },
-  'accounts.fixSubscription': { account_ref_id: 'acct_past_due', subscription_name: 'pro-plan', tier_name: 'pro' },
+  'accounts.fixSubscription': {
+    account_ref_id: 'acct_past_due',
+    subscription_name: 'pro-plan',
+    tier_name: 'pro',
+  },
   'tiers.list': { subscription_name: 'pro-plan', page: 1, page_size: 10 },
   'products.list': {},
   'invoices.create': {
@@ -34,29 +38,87 @@ const valid = {
     send_to_customer: false,
     return_url: 'https://example.com/back',
   },
-  'invoices.list': { account_ref_id: 'acct_active', email: 'a@example.com', status: 'paid', page: 1, page_size: 5 },
-  'resolve.publicUrl': { account_ref_id: 'acct_active', subscription_name: 'pro-plan', tier_name: 'pro', email: 'a@example.com' },
-  'entitlements.check': { account_ref_id: 'acct_active', product_code: 'ai-assistant', entitlement_code: 'export' },
+  'invoices.list': {
+    account_ref_id: 'acct_active',
+    email: 'a@example.com',
+    status: 'paid',
+    page: 1,
+    page_size: 5,
+  },
+  'resolve.publicUrl': {
+    account_ref_id: 'acct_active',
+    subscription_name: 'pro-plan',
+    tier_name: 'pro',
+    email: 'a@example.com',
+  },
+  'entitlements.check': {
+    account_ref_id: 'acct_active',
+    product_code: 'ai-assistant',
+    entitlement_code: 'export',
+  },
   'usage.balance': { account_ref_id: 'acct_active', product_code: 'ai-assistant', meter_code: 'credits' },
-  'usage.debit': { account_ref_id: 'acct_active', product_code: 'ai-assistant', meter_code: 'credits', quantity: 1, metadata: { a: 1 } },
-  'usage.record': { account_ref_id: 'acct_active', product_code: 'api-gateway', meter_code: 'api_calls', quantity: 1 },
-  'usage.summary': { account_ref_id: 'acct_active', product_code: 'api-gateway', meter_code: 'api_calls', start: '2026-01-01' },
+  'usage.debit': {
+    account_ref_id: 'acct_active',
+    product_code: 'ai-assistant',
+    meter_code: 'credits',
+    quantity: 1,
+    metadata: { a: 1 },
+  },
+  'usage.record': {
+    account_ref_id: 'acct_active',
+    product_code: 'api-gateway',
+    meter_code: 'api_calls',
+    quantity: 1,
+  },
+  'usage.summary': {
+    account_ref_id: 'acct_active',
+    product_code: 'api-gateway',
+    meter_code: 'api_calls',
+    start: '2026-01-01',
+  },
 } as const;
 type Method = keyof typeof valid;
 
 /** Calls a method by name and settles it: a first page is awaited, a list is not walked. */
 function invoke(billing: BillingClient, method: Method, params: unknown, options: unknown): Promise<unknown> {
   const [ns, fn] = method.split('.') as [string, string];
-  const target = (billing as unknown as Record<string, Record<string, (p: unknown, o: unknown) => PromiseLike<unknown>>>)[ns];
+  const target = (
+    billing as unknown as Record<string, Record<string, (p: unknown, o: unknown) => PromiseLike<unknown>>>
+  )[ns];
   if (!target) throw new Error(method);
   return Promise.resolve(target[fn]?.call(target, params, options));
 }
 
 /** Values no type allows, and the awkward ones that do: what a JS caller or bad data may pass. */
 const hostile = fc.oneof(
-  fc.anything({ withBigInt: true, withNullPrototype: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true }),
+  fc.anything({
+    withBigInt: true,
+    withNullPrototype: true,
+    withDate: true,
+    withMap: true,
+    withSet: true,
+    withTypedArray: true,
+    withSparseArray: true,
+  }),
   fc.string({ unit: 'binary' }),
-  fc.constantFrom(null, undefined, '', '.', '..', '\uD800', 'a\uDC00b', Number.NaN, -1, 0, 1.5, 2 ** 53, Symbol('s'), 10n, [], () => {}),
+  fc.constantFrom(
+    null,
+    undefined,
+    '',
+    '.',
+    '..',
+    '\uD800',
+    'a\uDC00b',
+    Number.NaN,
+    -1,
+    0,
+    1.5,
+    2 ** 53,
+    Symbol('s'),
+    10n,
+    [],
+    () => {},
+  ),
 );
 
 /** Valid params with some fields replaced by hostile values, and sometimes extra keys. */
@@ -83,7 +145,10 @@ const options = fc.oneof(
       signal: fc.oneof(hostile, fc.constant(AbortSignal.abort()), fc.constant(new AbortController().signal)),
       timeout: fc.oneof(hostile, fc.constantFrom(1, 5_000, Number.POSITIVE_INFINITY, 2 ** 31 + 1)),
       maxRetries: fc.oneof(hostile, fc.constantFrom(0, 1, 3)),
-      headers: fc.oneof(hostile, fc.dictionary(fc.string(), fc.oneof(fc.string({ unit: 'binary' }), hostile), { maxKeys: 2 })),
+      headers: fc.oneof(
+        hostile,
+        fc.dictionary(fc.string(), fc.oneof(fc.string({ unit: 'binary' }), hostile), { maxKeys: 2 }),
+      ),
     },
     { requiredKeys: [] },
   ),

@@ -99,7 +99,9 @@ describe('no secret is ever printed', () => {
       maxRetries: 0,
       fetch: async () => {
         throw new TypeError('fetch failed', {
-          cause: Object.assign(new Error(`invalid header value "Bearer ${secret}"`), { code: 'UND_ERR_INVALID_ARG' }),
+          cause: Object.assign(new Error(`invalid header value "Bearer ${secret}"`), {
+            code: 'UND_ERR_INVALID_ARG',
+          }),
         });
       },
     });
@@ -110,7 +112,11 @@ describe('no secret is ever printed', () => {
     expect(json.cause).toEqual({
       name: 'TypeError',
       message: 'fetch failed',
-      cause: { name: 'Error', message: 'invalid header value "Bearer [redacted]"', code: 'UND_ERR_INVALID_ARG' },
+      cause: {
+        name: 'Error',
+        message: 'invalid header value "Bearer [redacted]"',
+        code: 'UND_ERR_INVALID_ARG',
+      },
     });
     expect(err.message).toContain('UND_ERR_INVALID_ARG');
   });

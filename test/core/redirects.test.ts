@@ -27,23 +27,34 @@ afterAll(async () => {
 
 const debit = (authHeader: 'authorization' | 'x-api-key') =>
   new BillingClient(
-    withClock({ apiKey: 'sk_secret_key', baseUrl: `${api.url}/api/`, authHeader, logLevel: 'off' }, instantClock()),
-  ).usage.debit({ account_ref_id: 'acct_1', product_code: 'ai-assistant', meter_code: 'credits', quantity: 5 });
+    withClock(
+      { apiKey: 'sk_secret_key', baseUrl: `${api.url}/api/`, authHeader, logLevel: 'off' },
+      instantClock(),
+    ),
+  ).usage.debit({
+    account_ref_id: 'acct_1',
+    product_code: 'ai-assistant',
+    meter_code: 'credits',
+    quantity: 5,
+  });
 
 describe('redirects are never followed', () => {
-  it.each([301, 302, 303, 307, 308])('%i on a debit: a typed APIError naming the Location; nothing reaches it', async (code) => {
-    redirectStatus = code;
-    reached.length = 0;
-    for (const authHeader of ['authorization', 'x-api-key'] as const) {
-      const err = (await caught(() => debit(authHeader))) as APIError;
-      expect(err).toBeInstanceOf(APIError);
-      expect(err.name).toBe('APIError');
-      expect(err.status).toBe(code);
-      expect(err.message).toContain(`redirecting to ${elsewhere.url}/steal`);
-      expect(err.headers.location).toBe(`${elsewhere.url}/steal`);
-      expect(err.requestId).toBe('req_redirect');
-      expect(err.event_key).toMatch(/^[0-9a-f-]{36}$/);
-    }
-    expect(reached).toEqual([]);
-  });
+  it.each([301, 302, 303, 307, 308])(
+    '%i on a debit: a typed APIError naming the Location; nothing reaches it',
+    async (code) => {
+      redirectStatus = code;
+      reached.length = 0;
+      for (const authHeader of ['authorization', 'x-api-key'] as const) {
+        const err = (await caught(() => debit(authHeader))) as APIError;
+        expect(err).toBeInstanceOf(APIError);
+        expect(err.name).toBe('APIError');
+        expect(err.status).toBe(code);
+        expect(err.message).toContain(`redirecting to ${elsewhere.url}/steal`);
+        expect(err.headers.location).toBe(`${elsewhere.url}/steal`);
+        expect(err.requestId).toBe('req_redirect');
+        expect(err.event_key).toMatch(/^[0-9a-f-]{36}$/);
+      }
+      expect(reached).toEqual([]);
+    },
+  );
 });

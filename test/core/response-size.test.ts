@@ -49,25 +49,33 @@ const client = (maxResponseBytes?: number) =>
 
 describe('maxResponseBytes', () => {
   it('stops reading a 50 MB body at the default limit (4 MiB) and drops the connection', async () => {
-    const err = (await caught(() => client().tiers.list({ subscription_name: 'stream' }))) as ResponseTooLargeError;
+    const err = (await caught(() =>
+      client().tiers.list({ subscription_name: 'stream' }),
+    )) as ResponseTooLargeError;
     expect(err).toBeInstanceOf(ResponseTooLargeError);
     expect(err.limit).toBe(4 * 1024 * 1024);
     expect(err.status).toBe(200);
     expect(err.requestId).toBe('req_big');
-    expect(err.message).toContain('tiers.list (GET /api/tiers/stream/) answered 200 with a body over maxResponseBytes');
+    expect(err.message).toContain(
+      'tiers.list (GET /api/tiers/stream/) answered 200 with a body over maxResponseBytes',
+    );
     await until(() => sockets.size === 0, 2_000);
     expect(sent).toBeLessThan(big.length);
   });
 
   it('counts the decompressed bytes: a 64 KB gzip bomb fails as it inflates', async () => {
     expect(bomb.length).toBeLessThan(100_000);
-    const err = (await caught(() => client(1_000_000).tiers.list({ subscription_name: 'bomb' }))) as ResponseTooLargeError;
+    const err = (await caught(() =>
+      client(1_000_000).tiers.list({ subscription_name: 'bomb' }),
+    )) as ResponseTooLargeError;
     expect(err).toBeInstanceOf(ResponseTooLargeError);
     expect(err.limit).toBe(1_000_000);
   });
 
   it('refuses a declared content-length over the limit before reading, error bodies included', async () => {
-    const err = (await caught(() => client(1024).tiers.list({ subscription_name: 'declared' }))) as ResponseTooLargeError;
+    const err = (await caught(() =>
+      client(1024).tiers.list({ subscription_name: 'declared' }),
+    )) as ResponseTooLargeError;
     expect(err).toBeInstanceOf(ResponseTooLargeError);
     expect(err.status).toBe(500);
     expect(err).not.toHaveProperty('body');

@@ -29,12 +29,13 @@ const mock = useMockServer();
 
 const ctx: RequestContext = { operation: 'test.op', method: 'GET', path: '/api/x/' };
 const status = (code: number, headers: Record<string, string> = {}) =>
-  new (code === 429 ? RateLimitError : code >= 500 ? InternalServerError : code === 400 ? BadRequestError : APIError)(
-    code,
-    headers,
-    undefined,
-    ctx,
-  );
+  new (code === 429
+    ? RateLimitError
+    : code >= 500
+      ? InternalServerError
+      : code === 400
+        ? BadRequestError
+        : APIError)(code, headers, undefined, ctx);
 const refused = new APIConnectionError(ctx, {
   cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }),
 });
@@ -57,8 +58,20 @@ describe('retryDecision: the whole policy as a table', () => {
     ['500', status(500), 1, get, { retry: true, delayMs: 500 }],
     ['400 is the caller’s', status(400), 1, get, { retry: false, reason: 'not retryable' }],
     ['404', status(404), 1, get, { retry: false, reason: 'not retryable' }],
-    ['a 3xx is never retried', status(302, { location: 'https://elsewhere.example/' }), 1, get, { retry: false, reason: 'not retryable' }],
-    ['Retry-After seconds win over backoff', status(429, { 'retry-after': '3' }), 1, get, { retry: true, delayMs: 3000 }],
+    [
+      'a 3xx is never retried',
+      status(302, { location: 'https://elsewhere.example/' }),
+      1,
+      get,
+      { retry: false, reason: 'not retryable' },
+    ],
+    [
+      'Retry-After seconds win over backoff',
+      status(429, { 'retry-after': '3' }),
+      1,
+      get,
+      { retry: true, delayMs: 3000 },
+    ],
     ['Retry-After 0', status(503, { 'retry-after': '0' }), 1, get, { retry: true, delayMs: 0 }],
     ['retry-after-ms', status(503, { 'retry-after-ms': '250' }), 1, get, { retry: true, delayMs: 250 }],
     [
@@ -75,15 +88,39 @@ describe('retryDecision: the whole policy as a table', () => {
       { maxRetries: 5, maxRetryDelay: 1000, idempotent: true },
       { retry: true, delayMs: 4000 },
     ],
-    ['503 on a plain POST: may have been applied', status(503), 1, post, { retry: false, reason: 'not retryable' }],
-    ['reset on a plain POST: may have been applied', reset, 1, post, { retry: false, reason: 'not retryable' }],
+    [
+      '503 on a plain POST: may have been applied',
+      status(503),
+      1,
+      post,
+      { retry: false, reason: 'not retryable' },
+    ],
+    [
+      'reset on a plain POST: may have been applied',
+      reset,
+      1,
+      post,
+      { retry: false, reason: 'not retryable' },
+    ],
     ['refused on a plain POST: provably never sent', refused, 1, post, { retry: true, delayMs: 500 }],
     ['reset on a GET', reset, 1, get, { retry: true, delayMs: 500 }],
     ['timeout on a GET', new APITimeoutError(ctx, 100), 1, get, { retry: true, delayMs: 500 }],
     ['user abort', new APIUserAbortError(ctx), 1, get, { retry: false, reason: 'not retryable' }],
     ['bad input', new InvalidRequestError('x', []), 1, get, { retry: false, reason: 'not retryable' }],
-    ['unexpected body', new ResponseValidationError(ctx, [], {}), 1, get, { retry: false, reason: 'not retryable' }],
-    ['oversized body', new ResponseTooLargeError(ctx, 200, 10, undefined), 1, get, { retry: false, reason: 'not retryable' }],
+    [
+      'unexpected body',
+      new ResponseValidationError(ctx, [], {}),
+      1,
+      get,
+      { retry: false, reason: 'not retryable' },
+    ],
+    [
+      'oversized body',
+      new ResponseTooLargeError(ctx, 200, 10, undefined),
+      1,
+      get,
+      { retry: false, reason: 'not retryable' },
+    ],
     ['zero retries', status(503), 1, { ...get, maxRetries: 0 }, { retry: false, reason: 'no retries left' }],
   ] as const)('%s', (_, error, attempt, policy, expected) => {
     expect(retryDecision(error, attempt, policy, one)).toEqual(expected);
@@ -188,7 +225,9 @@ describe('the retry loop over HTTP (waits recorded by an injected clock, never s
     const logger = memoryLogger();
     mock.server.faults.add({ path: invoices, status: 503, headers: { 'retry-after': '0' } });
     await listInvoices({ logger, logLevel: 'info' });
-    expect(logger.lines.some((l) => l.includes('retrying GET /api/invoices/ in 0 ms (retry 1 of 2)'))).toBe(true);
+    expect(logger.lines.some((l) => l.includes('retrying GET /api/invoices/ in 0 ms (retry 1 of 2)'))).toBe(
+      true,
+    );
   });
 
   it('retries a connection reset before the server handled the request', async () => {
@@ -204,7 +243,9 @@ describe('the retry loop over HTTP (waits recorded by an injected clock, never s
     expect(err).toBeInstanceOf(APIConnectionError);
     expect(err.cause).toBeDefined();
     expect(err.attempts).toBe(3);
-    expect(err.message).toMatch(/^invoices\.list \(GET \/api\/invoices\/\): connection error: .+ \(3 attempts in \d+\.\d s\)$/);
+    expect(err.message).toMatch(
+      /^invoices\.list \(GET \/api\/invoices\/\): connection error: .+ \(3 attempts in \d+\.\d s\)$/,
+    );
   });
 
   it('names the refused address in the message', async () => {

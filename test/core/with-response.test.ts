@@ -14,14 +14,48 @@ const everyMethod: [string, (b: BillingClient) => { withResponse(): Promise<With
   ['transactions.list', (b) => b.transactions.list({ account_ref_id: acct })],
   ['accounts.status', (b) => b.accounts.status({ account_ref_id: acct })],
   ['accounts.isActive', (b) => b.accounts.isActive({ account_ref_id: acct })],
-  ['accounts.fixSubscription', (b) => b.accounts.fixSubscription({ account_ref_id: 'acct_past_due', subscription_name: 'pro-plan', tier_name: 'pro' })],
+  [
+    'accounts.fixSubscription',
+    (b) =>
+      b.accounts.fixSubscription({
+        account_ref_id: 'acct_past_due',
+        subscription_name: 'pro-plan',
+        tier_name: 'pro',
+      }),
+  ],
   ['tiers.list', (b) => b.tiers.list()],
   ['products.list', (b) => b.products.list()],
-  ['invoices.create', (b) => b.invoices.create({ product_manage_id: 'prod_consulting', amount: 250, customer_email: 'a@example.com' })],
+  [
+    'invoices.create',
+    (b) =>
+      b.invoices.create({
+        product_manage_id: 'prod_consulting',
+        amount: 250,
+        customer_email: 'a@example.com',
+      }),
+  ],
   ['invoices.list', (b) => b.invoices.list({ account_ref_id: acct })],
-  ['resolve.publicUrl', (b) => b.resolve.publicUrl({ account_ref_id: acct, product_name: 'ebook', email: 'a@example.com' })],
-  ['resolve.signedUrl', (b) => b.resolve.signedUrl({ account_ref_id: acct, product_name: 'ebook', email: 'a@example.com' }, { signingKey: mock.server.signingKey })],
-  ['entitlements.check', (b) => b.entitlements.check({ account_ref_id: acct, product_code: 'ai-assistant', entitlement_code: 'export' })],
+  [
+    'resolve.publicUrl',
+    (b) => b.resolve.publicUrl({ account_ref_id: acct, product_name: 'ebook', email: 'a@example.com' }),
+  ],
+  [
+    'resolve.signedUrl',
+    (b) =>
+      b.resolve.signedUrl(
+        { account_ref_id: acct, product_name: 'ebook', email: 'a@example.com' },
+        { signingKey: mock.server.signingKey },
+      ),
+  ],
+  [
+    'entitlements.check',
+    (b) =>
+      b.entitlements.check({
+        account_ref_id: acct,
+        product_code: 'ai-assistant',
+        entitlement_code: 'export',
+      }),
+  ],
   ['usage.balance', (b) => b.usage.balance(credits)],
   ['usage.debit', (b) => b.usage.debit({ ...credits, quantity: 1 })],
   ['usage.record', (b) => b.usage.record({ ...calls, quantity: 1 })],
@@ -44,7 +78,9 @@ describe('.withResponse() on every method', () => {
   });
 
   it('a refusal carried by a 402 shows its status', async () => {
-    const { data, response } = await clientFor(mock.server).usage.debit({ ...credits, quantity: 99_999 }).withResponse();
+    const { data, response } = await clientFor(mock.server)
+      .usage.debit({ ...credits, quantity: 99_999 })
+      .withResponse();
     expect(data.approved).toBe(false);
     expect(response.status).toBe(402);
   });
@@ -62,7 +98,9 @@ describe('.withResponse() on every method', () => {
 describe('what every request carries', () => {
   it(`user-agent: billing-sdk/<version> node/<version>`, async () => {
     await clientFor(mock.server).usage.balance(credits);
-    expect(mock.server.requests.last()?.headers['user-agent']).toBe(`billing-sdk/${VERSION} node/${process.versions.node}`);
+    expect(mock.server.requests.last()?.headers['user-agent']).toBe(
+      `billing-sdk/${VERSION} node/${process.versions.node}`,
+    );
   });
 
   it('VERSION is the package version', () => {

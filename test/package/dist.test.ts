@@ -102,12 +102,17 @@ describe('the built package', () => {
   });
 
   it('exports no zod schema object and no Schema type', () => {
-    const out = node(['--input-type=module'], `const sdk = await import('billing-sdk'); console.log(Object.keys(sdk).join(','));`);
+    const out = node(
+      ['--input-type=module'],
+      `const sdk = await import('billing-sdk'); console.log(Object.keys(sdk).join(','));`,
+    );
     const names = out.split(',');
     expect(names).toContain('BillingClient');
     expect(names.filter((n) => n.endsWith('Schema'))).toEqual([]);
     for (const file of ['index.d.ts', 'index.d.cts']) {
-      expect(readFileSync(dist(file), 'utf8'), file).not.toMatch(/export \{[^}]*\b(Schema|SafeParseResult)\b/);
+      expect(readFileSync(dist(file), 'utf8'), file).not.toMatch(
+        /export \{[^}]*\b(Schema|SafeParseResult)\b/,
+      );
     }
   });
 });

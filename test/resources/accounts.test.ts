@@ -77,7 +77,9 @@ describe('accounts.isActive', () => {
   });
 
   it('answers false only for the documented not-found body, with the 404 in withResponse', async () => {
-    const { data, response } = await billing().accounts.isActive({ account_ref_id: 'never-seen' }).withResponse();
+    const { data, response } = await billing()
+      .accounts.isActive({ account_ref_id: 'never-seen' })
+      .withResponse();
     expect(data).toBe(false);
     expect(response.status).toBe(404);
   });
@@ -90,7 +92,9 @@ describe('accounts.isActive', () => {
     mock.server.faults.add({ path: '/api/account/', status: 404, body });
     const err = await caught(() => billing().accounts.isActive({ account_ref_id: 'acct_active' }));
     expect(err).toBeInstanceOf(NotFoundError);
-    expect(err.message).toMatch(/^accounts\.isActive \(GET \/api\/account\/acct_active\/status\/\) failed with 404/);
+    expect(err.message).toMatch(
+      /^accounts\.isActive \(GET \/api\/account\/acct_active\/status\/\) failed with 404/,
+    );
   });
 
   it('still throws errors other than 404', async () => {

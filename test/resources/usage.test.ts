@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APIConnectionError, InternalServerError, InvalidRequestError, isBillingError } from '../../src/index.js';
+import {
+  APIConnectionError,
+  InternalServerError,
+  InvalidRequestError,
+  isBillingError,
+} from '../../src/index.js';
 import { type MockServer, startMockServer } from '../../src/testing/index.js';
 import { caught, clientFor, useMockServer } from '../helpers.js';
 
