@@ -5,23 +5,73 @@ export class BodyTooLarge extends Error {}
  * Reads a response body as text, stopping with {@link BodyTooLarge} as soon as it passes `limit`
  * bytes. Counted on the decoded stream, so a small gzip body that inflates past the limit is caught
  * while it inflates, not after. A declared `content-length` over the limit fails before reading.
+ *
+ * When `signal` aborts, the reader itself is cancelled: that ends a read that is waiting on a
+ * stalled body and tears its connection down, without relying on the abort reaching the fetch
+ * engine through the signals ky combines (which was seen to miss under load).
  */
-export async function readBody(response: Response, limit: number): Promise<string> {
+export async function readBody(response: Response, limit: number, signal: AbortSignal): Promise<string> {
   const declared = Number(response.headers.get('content-length'));
-  if (declared > limit) throw new BodyTooLarge();
+  if (declared > limit) {
+    response.body?.cancel().catch(() => {});
+    throw new BodyTooLarge();
+  }
   if (!response.body) return '';
   const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text + decoder.decode();
-    size += value.byteLength;
-    if (size > limit) {
-      reader.cancel().catch(() => {});
-      throw new BodyTooLarge();
+  const cancel = () => reader.cancel(signal.reason).catch(() => {});
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    const decoder = new TextDecoder();
+    let text = '';
+    let size = 0;
+    for (;;) {
+      if (signal.aborted) throw signal.reason;
+      const { done, value } = await reader.read();
+      // A cancelled reader reports `done`: that is an abort, not the end of the body.
+      if (signal.aborted) throw signal.reason;
+      if (done) return text + decoder.decode();
+      size += value.byteLength;
+      if (size > limit) {
+        cancel();
+        throw new BodyTooLarge();
+      }
+      text += decoder.decode(value, { stream: true });
     }
-    text += decoder.decode(value, { stream: true });
+  } finally {
+    signal.removeEventListener('abort', cancel);
   }
+}
+
+/**
+ * `sending`, or a rejection with the signal's reason as soon as it aborts. A response that still
+ * arrives after that has its body cancelled, so its connection is not left open.
+ */
+export function untilAborted(sending: Promise<Response>, signal: AbortSignal): Promise<Response> {
+  if (signal.aborted) {
+    sending.then(
+      (r) => r.body?.cancel(),
+      () => {},
+    );
+    return Promise.reject(signal.reason);
+  }
+  return new Promise((resolve, reject) => {
+    const abort = () => {
+      sending.then(
+        (r) => r.body?.cancel(),
+        () => {},
+      );
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', abort, { once: true });
+    sending.then(
+      (response) => {
+        signal.removeEventListener('abort', abort);
+        resolve(response);
+      },
+      (error) => {
+        signal.removeEventListener('abort', abort);
+        reject(error);
+      },
+    );
+  });
 }

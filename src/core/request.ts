@@ -15,7 +15,7 @@ import { lowerKeys } from './headers.js';
 import { createLogger, type SdkLogger } from './logger.js';
 import { type CallOptions, callOptions, type ResolvedOptions } from './options.js';
 import { loadFirstPage, type PageEnvelope, PagePromise } from './pagination.js';
-import { BodyTooLarge, readBody } from './read-body.js';
+import { BodyTooLarge, readBody, untilAborted } from './read-body.js';
 import { scrubCause } from './redact.js';
 import { retryDecision } from './retry.js';
 import type { Schema } from './schema.js';
@@ -235,16 +235,17 @@ export class ApiCore {
     let headers: Headers | undefined;
     let text: string;
     try {
-      const response = await this.#transport.send({
+      const sending = this.#transport.send({
         method: call.endpoint.method,
         url,
         headers: call.headers,
         body: call.body,
         signal: controller.signal,
       });
+      const response = await untilAborted(sending, controller.signal);
       status = response.type === 'opaqueredirect' ? 0 : response.status;
       headers = response.headers;
-      text = await readBody(response, this.#options.maxResponseBytes);
+      text = await readBody(response, this.#options.maxResponseBytes, controller.signal);
     } catch (cause) {
       if (cause instanceof BodyTooLarge) {
         controller.abort();
