@@ -1,5 +1,6 @@
 import { createMockCore } from './core.js';
 import type { Connection } from './dispatch.js';
+import { decodeContent } from './encoding.js';
 import type { MockApp, MockOptions } from './types.js';
 
 /** What undici reports when the other side closes the socket; clients look for these. */
@@ -59,7 +60,7 @@ export function createMockApp(options: MockOptions = {}): MockApp {
       } catch (error) {
         return Promise.reject(error);
       }
-      return raceAbort(core.dispatch(request, inProcess), request.signal);
+      return raceAbort(core.dispatch(request, inProcess).then(decodeContent), request.signal);
     },
     store: core.store,
     faults: core.faults,

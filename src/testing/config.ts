@@ -13,6 +13,8 @@ export interface MockConfig {
   /** Receiver registered at start and on reset. */
   webhookUrl: string | undefined;
   webhookRetry: RetryPolicy;
+  /** Draws for faults with a probability below 1. */
+  random: () => number;
 }
 
 /** A bad retry option would silently mean "never deliver" or a busy loop; refuse it up front. */
@@ -40,6 +42,7 @@ export function resolveConfig(options: MockOptions = {}): MockConfig {
       delayMs: atLeast(options.webhookRetry?.delayMs ?? 50, 0, 'delayMs', false),
       timeoutMs: atLeast(options.webhookRetry?.timeoutMs ?? 5000, 1, 'timeoutMs', false),
     },
+    random: options.random ?? Math.random,
   };
 }
 

@@ -24,7 +24,7 @@ export interface MockCore {
 export function createMockCore(options: MockOptions = {}): MockCore {
   const config = resolveConfig(options);
   const store = new MockStore({ seed: options.seed ?? 'demo' });
-  const faults = new MockFaults();
+  const faults = new MockFaults({ random: config.random });
   const requests = new RecordedRequests();
   const router = createRouter({ store, config });
   const webhooks = createWebhookChannel({ url: config.webhookUrl, retry: config.webhookRetry });

@@ -1,12 +1,13 @@
 /**
  * CORS for browser tests: a page served from another loopback origin must be able to call the
- * mock with the SDK's headers and read Retry-After on a 429.
+ * mock with the SDK's headers and read Retry-After on a 429 and the request id of any answer.
  */
 export const CORS_HEADERS: Readonly<Record<string, string>> = {
   'access-control-allow-origin': '*',
   'access-control-allow-headers': 'Authorization, X-API-Key, Content-Type, Idempotency-Key',
   'access-control-allow-methods': 'GET, POST, OPTIONS',
-  'access-control-expose-headers': 'Retry-After',
+  // A page reads the request id to report which request failed.
+  'access-control-expose-headers': 'Retry-After, X-Request-Id',
 };
 
 /** The answer to a preflight: no auth, no body. */

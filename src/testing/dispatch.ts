@@ -1,8 +1,9 @@
 import type { Hono } from 'hono';
+import { type AnswerContext, handlerAnswer, statusFaultAnswer } from './answer.js';
 import type { MockConfig } from './config.js';
 import { preflightResponse, withCors } from './cors.js';
-import { defaultFaultBody } from './errors.js';
 import type { Fault, MockFaults } from './faults.js';
+import { newRequestId, REQUEST_ID_HEADER } from './request-id.js';
 import { type RecordedRequests, recordRequest } from './requests.js';
 import { sleep } from './sleep.js';
 
@@ -20,10 +21,10 @@ export interface Connection {
 /** Handles one request end to end: CORS, recording, faults, then the router. */
 export type Dispatch = (request: Request, connection: Connection) => Promise<Response>;
 
-function faultResponse(fault: Fault, status: number): Response {
-  const headers = new Headers(fault.headers);
-  if (!headers.has('content-type')) headers.set('content-type', 'application/json');
-  return new Response(fault.body ?? defaultFaultBody(status), { status, headers });
+/** A fault may fix the id (e.g. to assert on it in a log line); it is then recorded too. */
+function requestIdFor(fault: Fault | undefined): string {
+  const fixed = fault?.headers && new Headers(fault.headers).get(REQUEST_ID_HEADER);
+  return fixed || newRequestId();
 }
 
 /** Builds the request pipeline around a router. */
@@ -34,27 +35,32 @@ export function createDispatch(deps: {
   config: MockConfig;
 }): Dispatch {
   const { router, faults, requests, config } = deps;
-  const finish = (response: Response): Response => (config.cors ? withCors(response) : response);
   return async (request, connection) => {
     const signal = request.signal;
     if (config.cors && request.method === 'OPTIONS') return preflightResponse();
     const { pathname } = new URL(request.url);
-    if (!pathname.startsWith('/api/')) return finish(await router.fetch(request));
+    if (!pathname.startsWith('/api/')) {
+      const response = await router.fetch(request);
+      return config.cors ? withCors(response) : response;
+    }
 
-    requests.push(await recordRequest(request));
+    // Taken before the body is read so that faults go to requests in the order they arrived.
     const fault = faults.take(request.method, pathname);
+    const context: AnswerContext = { requestId: requestIdFor(fault), cors: config.cors, signal };
+    requests.push(await recordRequest(request, context.requestId));
     if (fault?.delayMs !== undefined && fault.delayMs > 0) {
       if (!(await sleep(fault.delayMs, signal))) return connection.aborted(signal);
     }
     if (fault?.reset === 'before') return connection.reset();
-    if (fault?.reset === undefined && fault?.status !== undefined)
-      return finish(faultResponse(fault, fault.status));
+    if (fault?.reset === undefined && fault?.status !== undefined) {
+      return statusFaultAnswer(fault, fault.status, context);
+    }
     const response = await router.fetch(request);
     if (fault?.reset === 'after') {
       // The handler has committed its change; the client never learns the outcome.
       await response.body?.cancel();
       return connection.reset();
     }
-    return finish(response);
+    return handlerAnswer(response, fault, context);
   };
 }

@@ -5,10 +5,11 @@
 
 export { createMockApp } from './app.js';
 export { NOT_FOUND_MESSAGE } from './errors.js';
-export type { Fault } from './faults.js';
+export type { Fault, MockFaultsOptions } from './faults.js';
 export { MockFaults } from './faults.js';
 export type { MockLifecycle } from './lifecycle/lifecycle.js';
 export type { MockLifecycleParams } from './lifecycle/target.js';
+export { seededRandom } from './random.js';
 export type {
   AccountRecord,
   InvoiceRecord,
@@ -24,6 +25,7 @@ export type {
   UsageModel,
 } from './records.js';
 export { INVOICE_STATUSES, POSTPAID_USAGE_MODELS, TRANSACTION_STATUSES } from './records.js';
+export { REQUEST_ID_HEADER } from './request-id.js';
 export type { RecordedRequest, RequestFilter } from './requests.js';
 export { RecordedRequests } from './requests.js';
 export { RESOLVE_ERRORS } from './routes/resolve.js';

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Connection, Dispatch } from './dispatch.js';
+import { isStreamed } from './stall.js';
 
 /**
  * A minimal bridge from `node:http` to the fetch-style dispatcher. Written here rather than
@@ -28,13 +29,55 @@ async function toRequest(incoming: IncomingMessage, origin: string, signal: Abor
   return new Request(url, { method, headers, signal, ...(body && body.length > 0 ? { body } : {}) });
 }
 
-async function writeResponse(response: Response, outgoing: ServerResponse): Promise<void> {
-  const body = new Uint8Array(await response.arrayBuffer());
-  if (outgoing.destroyed) return;
+function writeHead(response: Response, outgoing: ServerResponse): void {
   outgoing.statusCode = response.status;
   response.headers.forEach((value, name) => {
     outgoing.setHeader(name, value);
   });
+}
+
+/** Resolves once the socket can take more, or once it is gone (then nothing more is written). */
+function drained(outgoing: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      outgoing.off('drain', done);
+      outgoing.off('close', done);
+      resolve();
+    };
+    outgoing.on('drain', done);
+    outgoing.on('close', done);
+  });
+}
+
+/**
+ * Writes chunks as they come, without a length (chunked). Only for bodies that may never end (a
+ * stalled body): the head and what there is must reach the client while the rest never comes.
+ */
+async function streamResponse(response: Response, outgoing: ServerResponse): Promise<void> {
+  writeHead(response, outgoing);
+  outgoing.flushHeaders();
+  const reader = response.body?.getReader();
+  if (!reader) return void outgoing.end();
+  outgoing.on('close', () => {
+    reader.cancel().catch(() => undefined);
+  });
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done || outgoing.destroyed) break;
+    if (!outgoing.write(value)) await drained(outgoing);
+  }
+  if (!outgoing.destroyed) outgoing.end();
+}
+
+async function writeResponse(response: Response, outgoing: ServerResponse): Promise<void> {
+  if (outgoing.destroyed) {
+    await response.body?.cancel();
+    return;
+  }
+  if (isStreamed(response)) return streamResponse(response, outgoing);
+  const body = new Uint8Array(await response.arrayBuffer());
+  if (outgoing.destroyed) return;
+  writeHead(response, outgoing);
   if (!outgoing.hasHeader('content-length') && response.status !== 204 && response.status !== 304) {
     outgoing.setHeader('content-length', body.length);
   }

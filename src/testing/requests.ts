@@ -15,6 +15,11 @@ export interface RecordedRequest {
   body: unknown;
   /** The body as received (empty string when none), for bodies that are not JSON. */
   rawBody: string;
+  /**
+   * The `x-request-id` the mock answered with (`req_` and 24 hex digits, or a fault's fixed
+   * one), also set when no answer was sent (a reset), so a client's error can be traced here.
+   */
+  requestId: string;
 }
 
 /** Selects recorded requests by method and/or path (string prefix or RegExp), or by predicate. */
@@ -62,7 +67,7 @@ export class RecordedRequests {
 }
 
 /** Builds the record of a request without consuming the body the handler will read. */
-export async function recordRequest(request: Request): Promise<RecordedRequest> {
+export async function recordRequest(request: Request, requestId: string): Promise<RecordedRequest> {
   const url = new URL(request.url);
   const rawBody = request.body === null ? '' : await request.clone().text();
   let body: unknown;
@@ -85,5 +90,6 @@ export async function recordRequest(request: Request): Promise<RecordedRequest> 
     headers,
     body,
     rawBody,
+    requestId,
   };
 }

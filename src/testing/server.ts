@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { trackConnections } from './connections.js';
 import { createMockCore } from './core.js';
 import { nodeListener } from './node-adapter.js';
 import type { MockServer, MockServerOptions } from './types.js';
@@ -22,9 +23,11 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const core = createMockCore(options);
   let origin = 'http://127.0.0.1';
   const server = createServer(nodeListener(core.dispatch, () => origin));
+  const counts = trackConnections(server);
   await listen(server, options.port ?? 0);
   const { port } = server.address() as AddressInfo;
   origin = `http://127.0.0.1:${port}`;
+  let closing: Promise<void> | undefined;
   return {
     baseUrl: `${origin}/api/`,
     appUrl: core.config.appUrl ?? origin,
@@ -36,13 +39,17 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     webhooks: core.webhooks.api,
     lifecycle: core.lifecycle,
     reset: core.reset,
+    openConnections: counts.open,
+    activeRequests: counts.active,
     close() {
-      core.webhooks.cancel();
-      return new Promise<void>((resolve, reject) => {
+      // Idempotent: a test may close early and an afterEach/afterAll hook close again.
+      closing ??= new Promise<void>((resolve, reject) => {
+        core.webhooks.cancel();
         server.close((error) => (error ? reject(error) : resolve()));
-        // Keep-alive sockets would otherwise hold close() open until they time out.
+        // Keep-alive sockets (and stalled answers) would otherwise hold close() open.
         server.closeAllConnections?.();
       });
+      return closing;
     },
   };
 }

@@ -45,6 +45,13 @@ export interface MockOptions {
    * the schedule; defaults are short so that tests stay fast: 5 tries, 50 ms doubling, 5 s each.
    */
   webhookRetry?: MockWebhookRetry;
+  /**
+   * Numbers in [0, 1) deciding whether a fault with `probability` < 1 fires; default
+   * `Math.random`. Pass `seededRandom(seed)` for a soak that makes the same choices on every run
+   * (draws happen in request order, so run the requests one at a time for the exact sequence).
+   * `reset()` does not rewind it.
+   */
+  random?: () => number;
 }
 
 /** A fetch-compatible function; accepts what `globalThis.fetch` accepts. */
@@ -54,8 +61,9 @@ export type MockFetch = (input: Request | string | URL, init?: RequestInit) => P
 export interface MockApp {
   /**
    * Handles a request as the server would, without a socket. Bound, so it can be passed as a
-   * client's `fetch` option directly. Connection resets reject with `TypeError('fetch failed')`;
-   * an aborted signal rejects with the signal's reason, as the real fetch does.
+   * client's `fetch` option directly. As the platform fetch does: connection resets reject with
+   * `TypeError('fetch failed')`; an aborted signal rejects with the signal's reason (and errors a
+   * stalled body being read); gzip and deflate bodies are decoded, headers kept.
    */
   fetch: MockFetch;
   store: MockStore;
@@ -99,8 +107,26 @@ export interface MockServer {
   /** As {@link MockApp.reset}: seed, faults, request log, webhook registration and log. */
   reset(): void;
   /**
-   * Stops listening and drops open (keep-alive) connections; resolves once closed. Webhook
-   * deliveries under way are abandoned, so no retry outlives the server.
+   * How many TCP connections to the server are open right now (accepted and not yet closed or
+   * destroyed by either side), idle keep-alive ones included; 0 after `close()`. A close takes a
+   * moment to reach the server, so poll briefly (every 10 ms for up to 2 s) rather than assert
+   * at once. Exact with a client whose pool you control (a `node:http` Agent, an undici Agent you
+   * can `destroy()`); Node's global fetch keeps idle sockets for about 4 s and may open a spare
+   * one after an abort, so with it assert on {@link MockServer.activeRequests} instead.
+   */
+  openConnections(): number;
+  /**
+   * How many requests are being answered right now: received, and their answer neither fully
+   * written nor dropped (a delay under way, a stalled body, a large body the client is not
+   * reading). 0 once every client has read or cancelled its bodies; a client that abandons a
+   * stalled or unread body without cancelling it leaves this above 0. Poll briefly, as for
+   * {@link MockServer.openConnections}.
+   */
+  activeRequests(): number;
+  /**
+   * Stops listening and drops open (keep-alive) connections, stalled answers included; resolves
+   * once closed. Webhook deliveries under way are abandoned, so no retry outlives the server.
+   * Calling it again returns the same promise.
    */
   close(): Promise<void>;
 }
