@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 export { BillingClient } from './client.js';
-export { type APIResponseInfo, APIPromise, type WithResponse } from './core/api-promise.js';
+export { APIPromise, type APIResponseInfo, type WithResponse } from './core/api-promise.js';
 export {
   type AnyBillingError,
   APIConnectionError,
@@ -40,7 +40,6 @@ export {
 export type { Logger, LogLevel } from './core/logger.js';
 export type { AuthHeader, ClientOptions, FetchLike, RequestOptions, ValidationMode } from './core/options.js';
 export { Page, PagePromise } from './core/pagination.js';
-export { VERSION } from './version.js';
 export { type HostedLinkTarget, type SignHostedLinkParams, signHostedLink } from './links/sign.js';
 export { type HostedLinkClaims, type VerifiedHostedLink, verifyHostedLink } from './links/verify.js';
 export type { AccountStatusParams, Accounts, FixSubscriptionParams } from './resources/accounts.js';
@@ -86,6 +85,7 @@ export type {
   UsageSummary,
 } from './schemas/usage.js';
 export type { WebhookEvent, WebhookEventName } from './schemas/webhook.js';
+export { VERSION } from './version.js';
 export { type DedupeStore, memoryDedupeStore } from './webhooks/dedupe.js';
 export { createWebhookHandler } from './webhooks/fetch-handler.js';
 export type { WebhookHandlerOptions } from './webhooks/handle.js';

@@ -1,7 +1,11 @@
 import { InvalidRequestError, type InvalidRequestIssue } from './errors.js';
+import { isWellFormed } from './well-formed.js';
 
-/** A check of one present parameter: the problem, phrased to follow the field name, or `undefined`. */
-export type Rule = (value: unknown) => string | undefined;
+/**
+ * A check of one present parameter: the problem, phrased to follow the field name, or `undefined`.
+ * A rule over an object of values (headers) may return its issues with their own field names.
+ */
+export type Rule = (value: unknown, field?: string) => string | InvalidRequestIssue[] | undefined;
 
 /**
  * Rules per parameter: the keys are every parameter the method knows. `required` marks the ones
@@ -14,16 +18,6 @@ export type CrossRule = (params: Record<string, unknown>) => InvalidRequestIssue
 
 /** The parameter must be given (`null`, `undefined` and `''` are not given). */
 export const required: Rule = () => undefined;
-
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/**
- * Whether a string can be encoded as UTF-8. A lone surrogate cannot: URL and body encoders would
- * silently replace it with U+FFFD, so the server would see another value than the caller gave.
- */
-export function isWellFormed(value: string): boolean {
-  return !loneSurrogate.test(value);
-}
 
 /** A non-empty, well-formed string. */
 export const text: Rule = (v) => {
@@ -52,6 +46,16 @@ export const integer =
     if (v < min) return `must be >= ${min}`;
     return v > max ? `must be <= ${max}` : undefined;
   };
+
+/** A number greater than zero; `Infinity` allowed (a limit that is no limit). */
+export const positive: Rule = (v) => (typeof v === 'number' && v > 0 ? undefined : 'must be a number > 0');
+
+/** A number >= 0; `Infinity` allowed. */
+export const nonNegative: Rule = (v) =>
+  typeof v === 'number' && v >= 0 ? undefined : 'must be a number >= 0';
+
+/** A function. */
+export const func: Rule = (v) => (typeof v === 'function' ? undefined : 'must be a function');
 
 /** A finite number greater than zero. */
 export const positiveNumber: Rule = (v) =>
@@ -98,36 +102,41 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * every problem, before anything is sent. Returns a fresh object with the known parameters that
  * are present: `null` counts as absent everywhere (field rules, cross-field rules and the request
  * built from the result), and an unknown key is refused rather than sent or silently dropped.
+ * Options objects are checked the same way, their fields named with `prefix` (`options.timeout`).
  */
 export function check(
   operation: string,
   params: unknown,
   rules: Rules,
   cross?: CrossRule,
+  prefix = '',
 ): Record<string, unknown> {
   if (params !== undefined && params !== null && !isPlainObject(params)) {
-    throw new InvalidRequestError(operation, [{ field: 'params', message: 'must be a plain object' }]);
+    throw new InvalidRequestError(operation, [
+      { field: prefix ? prefix.slice(0, -1) : 'params', message: 'must be a plain object' },
+    ]);
   }
   const given = (params ?? {}) as Record<string, unknown>;
   const present: Record<string, unknown> = {};
   const issues: InvalidRequestIssue[] = [];
   for (const key of Object.keys(given)) {
-    if (!Object.hasOwn(rules, key)) issues.push({ field: key, message: 'is not a parameter of this method' });
+    if (!Object.hasOwn(rules, key)) issues.push({ field: prefix + key, message: 'is not a known parameter' });
   }
-  for (const [field, fieldRules] of Object.entries(rules)) {
-    const value = given[field];
+  for (const [name, fieldRules] of Object.entries(rules)) {
+    const value = given[name];
+    const field = prefix + name;
     if (value === undefined || value === null || value === '') {
       if (fieldRules.includes(required)) issues.push({ field, message: 'is required' });
       else if (value === '') issues.push({ field, message: 'must not be empty' });
       continue;
     }
-    present[field] = value;
+    present[name] = value;
     for (const rule of fieldRules) {
-      const message = rule(value);
-      if (message) {
-        issues.push({ field, message });
-        break;
-      }
+      const found = rule(value, field);
+      if (typeof found === 'string') issues.push({ field, message: found });
+      else if (found?.length) issues.push(...found);
+      else continue;
+      break;
     }
   }
   if (!issues.length && cross) issues.push(...cross(present));

@@ -60,27 +60,30 @@ export interface RequestContext {
 }
 
 /**
- * Marks each class with its name under a registry symbol, so `instanceof` also recognises errors
+ * Each class carries its name in a static `brand` field, so `instanceof` also recognises errors
  * made by another copy of the package in the same process (its ESM and CJS builds, or two
- * versions): the copies share `Symbol.for` keys but not classes.
+ * versions): the copies share the field's name but not the classes. A plain string key, not a
+ * symbol: bundlers keep every class that has a computed static key, tree-shaken or not.
  */
-const BRAND: unique symbol = Symbol.for('billing-sdk.errorClass');
+const BRAND = 'brand';
 
-/** The class names along `value`'s prototype chain, read from the brands. */
-function brandsOf(value: unknown): string[] {
-  const brands: string[] = [];
-  if (typeof value !== 'object' || value === null) return brands;
-  for (let proto = Object.getPrototypeOf(value); proto; proto = Object.getPrototypeOf(proto)) {
-    const ctor = (proto as { constructor?: unknown }).constructor as Record<symbol, unknown> | undefined;
-    if (ctor && Object.hasOwn(ctor, BRAND)) brands.push(ctor[BRAND] as string);
+/**
+ * Whether `value` has `cls` on its prototype chain, or (when `brand` is given) any class carrying
+ * that brand: the latter is how another copy of the package is recognised.
+ */
+function inChain(value: unknown, cls: unknown, brand: string | undefined): boolean {
+  if (value == null) return false;
+  for (let proto = Object.getPrototypeOf(Object(value)); proto; proto = Object.getPrototypeOf(proto)) {
+    const ctor = (proto as { constructor?: Record<string, unknown> }).constructor;
+    if (ctor === cls || (brand && ctor && Object.hasOwn(ctor, BRAND) && ctor[BRAND] === brand)) return true;
   }
-  return brands;
+  return false;
 }
 
 /** Base class of every error the SDK throws. */
 export class BillingError extends Error {
   /** @internal */
-  static readonly [BRAND]: BillingErrorName = 'BillingError';
+  static readonly brand: BillingErrorName = 'BillingError';
   override readonly name: BillingErrorName = 'BillingError';
   /**
    * The idempotency key of the debit or usage event whose call failed (set on every error of
@@ -94,31 +97,26 @@ export class BillingError extends Error {
     // `this` is the class on the right of `instanceof` (a subclass inherits this method), so it
     // cannot be spelled `BillingError` here.
     // biome-ignore lint/complexity/noThisInStatic: see above
-    const cls = this as unknown as Record<symbol, string>;
-    if (Function.prototype[Symbol.hasInstance].call(cls, value)) return true;
+    const cls = this as unknown as Record<string, string>;
     // A user's own subclass has no brand of its own: only the plain prototype check applies.
-    if (!Object.hasOwn(cls, BRAND)) return false;
-    return brandsOf(value).includes(cls[BRAND] as string);
+    return inChain(value, cls, Object.hasOwn(cls, BRAND) ? cls[BRAND] : undefined);
   }
 
-  /** A plain object for loggers and `JSON.stringify`: the message (which `Error` keeps non-enumerable) and a summary of the cause. */
+  /**
+   * A plain object for loggers and `JSON.stringify`: the fields, the message (which `Error` keeps
+   * non-enumerable) and the cause as one line (causes are scrubbed of the key before they are attached).
+   */
   toJSON(): Record<string, unknown> {
-    const json: Record<string, unknown> = { ...(this as object), name: this.name, message: this.message };
-    if (this.cause !== undefined) json.cause = summariseCause(this.cause);
-    return json;
+    const { cause } = this;
+    return {
+      ...(this as object),
+      name: this.name,
+      message: this.message,
+      ...(cause === undefined
+        ? {}
+        : { cause: cause instanceof Error ? `${cause.name}: ${cause.message}` : cause }),
+    };
   }
-}
-
-/** Name, message and code of a cause chain, for `toJSON` (an `Error`'s own fields are not enumerable). */
-function summariseCause(cause: unknown, depth = 0): unknown {
-  if (!(cause instanceof Error) || depth > 4) return typeof cause === 'object' ? undefined : cause;
-  const { code } = cause as { code?: unknown };
-  return {
-    name: cause.name,
-    message: cause.message,
-    ...(code === undefined ? {} : { code }),
-    ...(cause.cause === undefined ? {} : { cause: summariseCause(cause.cause, depth + 1) }),
-  };
 }
 
 function describe(ctx: RequestContext): string {
@@ -128,7 +126,7 @@ function describe(ctx: RequestContext): string {
 /** The server answered with an error status (or a redirect, which is never followed). Subclasses narrow it by status. */
 export class APIError extends BillingError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'APIError';
+  static override readonly brand: BillingErrorName = 'APIError';
   override readonly name: APIErrorName = 'APIError';
   /** HTTP status code. */
   readonly status: number;
@@ -163,7 +161,7 @@ export class APIError extends BillingError {
 /** What went wrong, for the message: a redirect names where it pointed; an error its body's detail. */
 function summary(status: number, headers: Record<string, string>, body: unknown): string {
   if (status >= 300 && status < 400) {
-    return `answered ${status} redirecting to ${headers.location ?? '(no Location)'}; redirects are not followed, so nothing was sent there (check baseUrl)`;
+    return `answered ${status} redirecting to ${headers.location ?? '(no Location)'}, not followed (check baseUrl)`;
   }
   return `failed with ${status}${detailOf(body)}`;
 }
@@ -185,7 +183,7 @@ function detailOf(body: unknown): string {
 /** 400: invalid input. `fields` maps each rejected field to its messages. */
 export class BadRequestError extends APIError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'BadRequestError';
+  static override readonly brand: BillingErrorName = 'BadRequestError';
   override readonly name = 'BadRequestError' as const;
   /** Field name → messages, from the `{ "<field>": ["<message>"] }` body. Empty when the body had another shape. */
   readonly fields: Record<string, string[]>;
@@ -214,21 +212,21 @@ function fieldsOf(body: unknown): Record<string, string[]> {
 /** 401: the API key is missing or invalid. */
 export class AuthenticationError extends APIError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'AuthenticationError';
+  static override readonly brand: BillingErrorName = 'AuthenticationError';
   override readonly name = 'AuthenticationError' as const;
 }
 
 /** 403: the key may not do this. */
 export class PermissionDeniedError extends APIError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'PermissionDeniedError';
+  static override readonly brand: BillingErrorName = 'PermissionDeniedError';
   override readonly name = 'PermissionDeniedError' as const;
 }
 
 /** 404: unknown account, tier or product — or a wrong `baseUrl`. `error` is the server's message. */
 export class NotFoundError extends APIError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'NotFoundError';
+  static override readonly brand: BillingErrorName = 'NotFoundError';
   override readonly name = 'NotFoundError' as const;
   /** The `error` message of the body, e.g. `Account not found or invalid subscription tier`; `undefined` for any other body. */
   readonly error: string | undefined;
@@ -248,28 +246,28 @@ export class NotFoundError extends APIError {
 /** 409: conflict (retried). */
 export class ConflictError extends APIError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'ConflictError';
+  static override readonly brand: BillingErrorName = 'ConflictError';
   override readonly name = 'ConflictError' as const;
 }
 
 /** 422: the server understood the request but refused it. */
 export class UnprocessableEntityError extends APIError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'UnprocessableEntityError';
+  static override readonly brand: BillingErrorName = 'UnprocessableEntityError';
   override readonly name = 'UnprocessableEntityError' as const;
 }
 
 /** 429: rate limited. `retryAfterMs` is the server's Retry-After, when it sent one. */
 export class RateLimitError extends APIError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'RateLimitError';
+  static override readonly brand: BillingErrorName = 'RateLimitError';
   override readonly name = 'RateLimitError' as const;
 }
 
 /** 5xx: the server failed (retried). */
 export class InternalServerError extends APIError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'InternalServerError';
+  static override readonly brand: BillingErrorName = 'InternalServerError';
   override readonly name = 'InternalServerError' as const;
 }
 
@@ -288,7 +286,7 @@ export interface AttemptStats {
  */
 export class APIConnectionError extends BillingError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'APIConnectionError';
+  static override readonly brand: BillingErrorName = 'APIConnectionError';
   override readonly name: 'APIConnectionError' | 'APITimeoutError' = 'APIConnectionError';
   /** SDK method, HTTP method and path of the failed request. */
   readonly request: RequestContext;
@@ -297,12 +295,13 @@ export class APIConnectionError extends BillingError {
   /** Milliseconds from the first attempt to giving up. */
   readonly elapsedMs: number;
 
-  constructor(request: RequestContext, options: { cause?: unknown } & Partial<AttemptStats> = {}) {
+  constructor(
+    request: RequestContext,
+    options: { cause?: unknown; message?: string } & Partial<AttemptStats> = {},
+  ) {
     const { attempts = 1, elapsedMs = 0 } = options;
-    super(
-      `${describe(request)}: connection error: ${causeText(options.cause)}${statsText(attempts, elapsedMs)}`,
-      { cause: options.cause },
-    );
+    const what = options.message ?? `: connection error: ${causeText(options.cause)}`;
+    super(`${describe(request)}${what}${statsText(attempts, elapsedMs)}`, { cause: options.cause });
     this.request = request;
     this.attempts = attempts;
     this.elapsedMs = elapsedMs;
@@ -333,7 +332,7 @@ function causeText(cause: unknown): string {
 /** An attempt took longer than `timeout` ms, headers and body together (retried like a connection error). */
 export class APITimeoutError extends APIConnectionError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'APITimeoutError';
+  static override readonly brand: BillingErrorName = 'APITimeoutError';
   override readonly name = 'APITimeoutError' as const;
   /** The per-attempt timeout that ran out, in ms. */
   readonly timeoutMs: number;
@@ -351,7 +350,7 @@ export class APITimeoutError extends APIConnectionError {
 /** The caller's `AbortSignal` fired, during a request or a wait between retries. */
 export class APIUserAbortError extends BillingError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'APIUserAbortError';
+  static override readonly brand: BillingErrorName = 'APIUserAbortError';
   override readonly name = 'APIUserAbortError' as const;
   /** SDK method, HTTP method and path of the aborted request. */
   readonly request: RequestContext;
@@ -365,7 +364,7 @@ export class APIUserAbortError extends BillingError {
 /** A response body was larger than `maxResponseBytes`; reading stopped there and the connection was dropped. */
 export class ResponseTooLargeError extends BillingError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'ResponseTooLargeError';
+  static override readonly brand: BillingErrorName = 'ResponseTooLargeError';
   override readonly name = 'ResponseTooLargeError' as const;
   /** SDK method, HTTP method and path. */
   readonly request: RequestContext;
@@ -398,7 +397,7 @@ export interface InvalidRequestIssue {
 /** The call's parameters or options break a rule; no request was sent. */
 export class InvalidRequestError extends BillingError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'InvalidRequestError';
+  static override readonly brand: BillingErrorName = 'InvalidRequestError';
   override readonly name = 'InvalidRequestError' as const;
   /** The SDK method called. */
   readonly operation: string;
@@ -425,7 +424,7 @@ export interface ValidationIssue {
 /** A response lacked a documented field or had one of the wrong type (`validation: 'strict'`). */
 export class ResponseValidationError extends BillingError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'ResponseValidationError';
+  static override readonly brand: BillingErrorName = 'ResponseValidationError';
   override readonly name = 'ResponseValidationError' as const;
   /** SDK method, HTTP method and path. */
   readonly request: RequestContext;
@@ -449,7 +448,7 @@ export class ResponseValidationError extends BillingError {
 /** A paginated list repeated a page or did not end; iteration stopped instead of looping. */
 export class PaginationError extends BillingError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'PaginationError';
+  static override readonly brand: BillingErrorName = 'PaginationError';
   override readonly name = 'PaginationError' as const;
 }
 
@@ -465,7 +464,7 @@ export type HostedLinkErrorCode =
 /** A hosted-link token failed verification. */
 export class HostedLinkError extends BillingError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'HostedLinkError';
+  static override readonly brand: BillingErrorName = 'HostedLinkError';
   override readonly name = 'HostedLinkError' as const;
   /** What failed. */
   readonly code: HostedLinkErrorCode;
@@ -479,7 +478,7 @@ export class HostedLinkError extends BillingError {
 /** A webhook body was not a valid event. */
 export class WebhookError extends BillingError {
   /** @internal */
-  static override readonly [BRAND]: BillingErrorName = 'WebhookError';
+  static override readonly brand: BillingErrorName = 'WebhookError';
   override readonly name = 'WebhookError' as const;
   /** The validation issues, when the body was JSON of the wrong shape. */
   readonly issues: ValidationIssue[];
@@ -536,5 +535,5 @@ export function isBillingError<N extends BillingErrorName>(
   name: N,
 ): err is BillingErrorClasses[N];
 export function isBillingError(err: unknown, name: BillingErrorName = 'BillingError'): boolean {
-  return err instanceof BillingError && brandsOf(err).includes(name);
+  return inChain(err, undefined, name);
 }

@@ -1,7 +1,7 @@
-import { isPlainObject } from './checks.js';
+import { boolean, check, func, integer, nonNegative, oneOf, positive, type Rule, text } from './checks.js';
 import { CLOCK, type Clock, realClock } from './clock.js';
 import { isBrowserWindow, readEnv } from './env.js';
-import { BillingError, InvalidRequestError, type InvalidRequestIssue } from './errors.js';
+import { BillingError, InvalidRequestError } from './errors.js';
 import { headerIssues, isValidApiKey } from './headers.js';
 import type { Logger, LogLevel } from './logger.js';
 
@@ -92,98 +92,50 @@ export interface CallOptions {
 }
 
 const logLevels: readonly LogLevel[] = ['off', 'error', 'warn', 'info', 'debug'];
-const authHeaders: readonly AuthHeader[] = ['authorization', 'x-api-key'];
-const validationModes: readonly ValidationMode[] = ['strict', 'warn', 'off'];
 const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
-/** A check of one option value: the problem (or, for a headers object, the problems), or `undefined`. */
-type OptionRule = (value: unknown, field: string) => string | InvalidRequestIssue[] | undefined;
-
-const positive: OptionRule = (v) =>
-  typeof v === 'number' && v > 0 ? undefined : 'must be a number > 0 (Infinity for no limit)';
-const atLeastZero: OptionRule = (v) =>
-  typeof v === 'number' && v >= 0 ? undefined : 'must be a number >= 0 (Infinity for no limit)';
-const retries: OptionRule = (v) =>
-  typeof v === 'number' && Number.isInteger(v) && v >= 0 ? undefined : 'must be an integer >= 0';
-const bool: OptionRule = (v) => (typeof v === 'boolean' ? undefined : 'must be a boolean');
-const fn: OptionRule = (v) => (typeof v === 'function' ? undefined : 'must be a function');
-const oneOf =
-  (values: readonly string[]): OptionRule =>
-  (v) =>
-    values.includes(v as string) ? undefined : `must be one of ${values.map((x) => `'${x}'`).join(', ')}`;
-const str: OptionRule = (v) => (typeof v === 'string' ? undefined : 'must be a string');
-const headers: OptionRule = (v, field) => headerIssues(field, v);
-const logger: OptionRule = (v) =>
-  typeof v === 'object' &&
-  v !== null &&
+const headers: Rule = (v, field = 'headers') => headerIssues(field, v);
+const logger: Rule = (v) =>
   ['error', 'warn', 'info', 'debug'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function')
     ? undefined
     : 'must have error, warn, info and debug methods';
 /** Duck-typed rather than `instanceof`: signals from another realm or a polyfill are fine too. */
-const abortSignal: OptionRule = (v) => {
-  const s = v as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown } | null;
-  return typeof s === 'object' &&
-    s !== null &&
-    typeof s.aborted === 'boolean' &&
+const abortSignal: Rule = (v) => {
+  const s = v as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
+  return typeof s.aborted === 'boolean' &&
     typeof s.addEventListener === 'function' &&
     typeof s.removeEventListener === 'function'
     ? undefined
     : 'must be an AbortSignal';
 };
 
-const clientRules: Record<keyof ClientOptions, OptionRule> = {
-  apiKey: str,
-  baseUrl: str,
-  authHeader: oneOf(authHeaders),
-  timeout: positive,
-  maxRetries: retries,
-  maxRetryDelay: atLeastZero,
-  maxResponseBytes: positive,
-  fetch: fn,
-  headers,
-  logger,
-  logLevel: oneOf(logLevels),
-  validation: oneOf(validationModes),
-  dangerouslyAllowBrowser: bool,
-  allowInsecureHttp: bool,
+const clientRules: Record<keyof ClientOptions, Rule[]> = {
+  apiKey: [text],
+  baseUrl: [text],
+  authHeader: [oneOf(['authorization', 'x-api-key'])],
+  timeout: [positive],
+  maxRetries: [integer(0)],
+  maxRetryDelay: [nonNegative],
+  maxResponseBytes: [positive],
+  fetch: [func],
+  headers: [headers],
+  logger: [logger],
+  logLevel: [oneOf(logLevels)],
+  validation: [oneOf(['strict', 'warn', 'off'])],
+  dangerouslyAllowBrowser: [boolean],
+  allowInsecureHttp: [boolean],
 };
 
-const requestRules: Record<keyof RequestOptions, OptionRule> = {
-  signal: abortSignal,
-  timeout: positive,
-  maxRetries: retries,
-  headers,
+const requestRules: Record<keyof RequestOptions, Rule[]> = {
+  signal: [abortSignal],
+  timeout: [positive],
+  maxRetries: [integer(0)],
+  headers: [headers],
 };
-
-/**
- * Checks an options object against `rules`: every key known, every present value valid. `undefined`
- * counts as absent, so `{ timeout: config.timeout }` works whether or not the config sets it.
- */
-function optionIssues(
-  prefix: string,
-  options: unknown,
-  rules: Record<string, OptionRule>,
-): InvalidRequestIssue[] {
-  if (options === undefined) return [];
-  if (!isPlainObject(options))
-    return [{ field: prefix.slice(0, -1) || 'options', message: 'must be a plain object' }];
-  const issues: InvalidRequestIssue[] = [];
-  for (const [key, value] of Object.entries(options)) {
-    const rule = rules[key];
-    if (!rule) issues.push({ field: prefix + key, message: 'is not a known option' });
-    else if (value !== undefined) {
-      const found = rule(value, prefix + key);
-      if (typeof found === 'string') issues.push({ field: prefix + key, message: found });
-      else if (found) issues.push(...found);
-    }
-  }
-  return issues;
-}
 
 /** Applies defaults and env, and refuses what cannot work or would be unsafe. */
 export function resolveOptions(options: ClientOptions): ResolvedOptions {
-  const issues = optionIssues('', options, clientRules);
-  if (issues.length) throw new InvalidRequestError('new BillingClient', issues);
+  check('new BillingClient', options, clientRules);
   const apiKey = options.apiKey ?? readEnv('BILLING_API_KEY');
   if (!apiKey) {
     throw new BillingError(
@@ -240,8 +192,7 @@ export function callOptions(
   options: unknown,
   defaults: Pick<ResolvedOptions, 'timeout' | 'maxRetries'>,
 ): CallOptions {
-  const issues = optionIssues('options.', options, requestRules);
-  if (issues.length) throw new InvalidRequestError(operation, issues);
+  check(operation, options, requestRules, undefined, 'options.');
   const o = (options ?? {}) as RequestOptions;
   return {
     signal: o.signal,

@@ -319,28 +319,21 @@ export class ApiCore {
 }
 
 /**
- * Runs the endpoint's builder and serialises the body. A value the URL helpers refuse, or a body
- * JSON cannot carry, becomes an error naming the operation, before anything is sent.
+ * Runs the endpoint's builder and serialises the body. A value the URL helpers refuse becomes an
+ * error naming the operation, before anything is sent. The body needs no such guard: the rules
+ * admit only scalars and `jsonObject`s, which JSON carries whole.
  */
 function buildRequest<T, R>(
   endpoint: Endpoint<T, R>,
   params: Record<string, unknown>,
 ): { built: BuiltRequest; body: string | undefined } {
-  let built: BuiltRequest;
   try {
-    built = endpoint.build(params);
+    const built = endpoint.build(params);
     queryString(built.query); // the same encoding #send uses: refuse here, not mid-retry
+    return { built, body: built.body === undefined ? undefined : JSON.stringify(built.body) };
   } catch (error) {
     if (error instanceof UnsafeUrlValue) throw new InvalidRequestError(endpoint.operation, [error.issue]);
     throw error;
-  }
-  if (built.body === undefined) return { built, body: undefined };
-  try {
-    return { built, body: JSON.stringify(built.body) };
-  } catch (error) {
-    throw new InvalidRequestError(endpoint.operation, [
-      { field: 'body', message: `must be JSON-serialisable (${(error as Error).message.split('\n')[0]})` },
-    ]);
   }
 }
 

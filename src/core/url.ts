@@ -1,5 +1,5 @@
-import { isWellFormed } from './checks.js';
 import type { InvalidRequestIssue } from './errors.js';
+import { isWellFormed } from './well-formed.js';
 
 /** A query value as methods send it; `undefined` and `null` are left out of the URL. */
 export type QueryValue = string | number | boolean | Date | null | undefined;

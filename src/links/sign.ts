@@ -1,4 +1,5 @@
 import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors.js';
+import { isWellFormed } from '../core/well-formed.js';
 
 /** Where the link points: a full URL (e.g. from `resolve.publicUrl`), or the app URL and a page id. */
 export type HostedLinkTarget =
@@ -12,7 +13,10 @@ export type SignHostedLinkParams = HostedLinkTarget & {
   account_ref_id: string;
   /** The payment gateway's signing key of the product or tier (HS256 secret). */
   signingKey: string;
-  /** Optional lifetime: seconds, or a jose time span such as `'15m'`. No `exp` claim when omitted. */
+  /**
+   * Optional lifetime, more than zero: seconds, or a jose time span such as `'15m'`, `'2 hours'` or
+   * `'1.5d'`. No `exp` claim when omitted.
+   */
   expiresIn?: number | string;
 };
 
@@ -23,6 +27,9 @@ const encoder = new TextEncoder();
  * and set as the `u` query parameter (replacing any `u` already there, keeping the other
  * parameters).
  *
+ * @throws {@link InvalidRequestError} naming every bad parameter (a missing or non-string field, a
+ * string with a lone UTF-16 surrogate, a URL that does not parse, an `expiresIn` that is not a
+ * positive number of seconds or time span), before any crypto runs.
  * @example
  * ```ts
  * const { url } = await billing.resolve.publicUrl({ account_ref_id: user.id, product_name: 'ebook', email: user.email });
@@ -31,52 +38,100 @@ const encoder = new TextEncoder();
  * ```
  */
 export async function signHostedLink(params: SignHostedLinkParams): Promise<string> {
-  const target = linkUrl(params);
+  // null, undefined and primitives become objects without fields: each field is then reported missing.
+  const p: Record<string, unknown> = Object(params);
+  const issues: InvalidRequestIssue[] = [];
+  const account_ref_id = text(p, 'account_ref_id', issues);
+  const signingKey = text(p, 'signingKey', issues);
+  const target = linkUrl(p, issues);
+  const { expiresIn } = p;
+  if (expiresIn !== undefined && !ahead(expiresIn)) issues.push(badExpiresIn);
+  // One error names every problem, before jose loads and before any crypto.
+  if (issues.length || !account_ref_id || !signingKey || !target) {
+    throw new InvalidRequestError('signHostedLink', issues);
+  }
   const { SignJWT } = await import('./jose-sign.js');
-  let token = new SignJWT({ account_ref_id: params.account_ref_id })
+  const token = new SignJWT({ account_ref_id })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuedAt();
-  if (params.expiresIn !== undefined) {
-    token = token.setExpirationTime(
-      typeof params.expiresIn === 'number'
-        ? Math.floor(Date.now() / 1000) + params.expiresIn
-        : params.expiresIn,
-    );
+  try {
+    // Numbers on the same clock as jose's `iat`, so `exp - iat` is exactly the lifetime asked for.
+    if (expiresIn !== undefined) {
+      token.setExpirationTime(
+        typeof expiresIn === 'string' ? expiresIn : Math.floor(Date.now() / 1000) + (expiresIn as number),
+      );
+    }
+  } catch {
+    // jose's grammar is the documented one; its bare TypeError would escape `instanceof BillingError`.
+    throw new InvalidRequestError('signHostedLink', [badExpiresIn]);
   }
-  target.searchParams.set('u', await token.sign(encoder.encode(params.signingKey)));
+  target.searchParams.set('u', await token.sign(encoder.encode(signingKey)));
   return target.href;
 }
 
-/** Checks the parameters and builds the URL to sign, before any crypto runs. */
-function linkUrl(params: SignHostedLinkParams): URL {
-  const issues: InvalidRequestIssue[] = [];
-  const p = (params ?? {}) as Record<string, unknown>;
-  if (typeof p.account_ref_id !== 'string' || p.account_ref_id === '') {
-    issues.push({ field: 'account_ref_id', message: 'is required' });
-  }
-  if (typeof p.signingKey !== 'string' || p.signingKey === '') {
-    issues.push({ field: 'signingKey', message: 'is required (an empty key would sign forgeable links)' });
-  }
-  const page = typeof p.productUrlId === 'string' ? `p/${encodeURIComponent(p.productUrlId)}` : undefined;
-  const tierPage = typeof p.tierUrlId === 'string' ? `t/${encodeURIComponent(p.tierUrlId)}` : undefined;
-  const raw =
-    typeof p.url === 'string'
-      ? p.url
-      : typeof p.appUrl === 'string' && (page ?? tierPage)
-        ? `${p.appUrl.replace(/\/+$/, '')}/${page ?? tierPage}`
-        : undefined;
-  let url: URL | undefined;
-  if (raw === undefined) {
+const badExpiresIn: InvalidRequestIssue = {
+  field: 'expiresIn',
+  message: "must be a positive number of seconds or a time span such as '15m'",
+};
+
+/**
+ * Whether `expiresIn` can be a lifetime ahead of now: a finite number above zero, or a string that is
+ * not a negative or zero span (`'-1h'`, `'2 days ago'`, `'0s'`: a link already expired). Whether the
+ * string is a span at all is jose's to say, so the grammar lives in one place (and stays out of
+ * the signing bundle, which has a size budget). A span jose rounds to zero (`'0.1s'`) still passes.
+ */
+function ahead(expiresIn: unknown): boolean {
+  return typeof expiresIn === 'string'
+    ? !/^-|ago$|^\+? ?[0.]* ?[a-z]/i.test(expiresIn)
+    : Number.isFinite(expiresIn) && (expiresIn as number) > 0;
+}
+
+/**
+ * `p[field]` when it is a non-empty string without a lone surrogate; otherwise records an issue and
+ * returns `undefined`. Messages never quote the value: it may be the key.
+ */
+function text(
+  p: Record<string, unknown>,
+  field: string,
+  issues: InvalidRequestIssue[],
+  missing = 'must be a non-empty string',
+): string | undefined {
+  const value = p[field];
+  const problem =
+    typeof value !== 'string' || !value ? missing : !isWellFormed(value) ? 'has a lone UTF-16 surrogate' : '';
+  if (!problem) return value as string;
+  issues.push({ field, message: problem });
+}
+
+/** The URL to sign: `url` as given, or `appUrl` with `/p/<productUrlId>` or `/t/<tierUrlId>`. */
+function linkUrl(p: Record<string, unknown>, issues: InvalidRequestIssue[]): URL | undefined {
+  if (p.url === undefined && p.appUrl === undefined) {
     issues.push({ field: 'url', message: 'or appUrl with productUrlId or tierUrlId is required' });
-  } else if (page && tierPage) {
-    issues.push({ field: 'productUrlId', message: 'excludes tierUrlId' });
-  } else {
-    try {
-      url = new URL(raw);
-    } catch {
-      issues.push({ field: p.url === undefined ? 'appUrl' : 'url', message: 'must be an absolute URL' });
-    }
+    return;
   }
-  if (issues.length || !url) throw new InvalidRequestError('signHostedLink', issues);
-  return url;
+  if (p.url !== undefined) return absolute(text(p, 'url', issues), 'url', issues);
+  const appUrl = text(p, 'appUrl', issues);
+  const page = p.tierUrlId === undefined ? 'productUrlId' : 'tierUrlId';
+  if (p.productUrlId !== undefined && p.tierUrlId !== undefined) {
+    issues.push({ field: 'productUrlId', message: 'excludes tierUrlId' });
+    return;
+  }
+  // Only productUrlId is ever looked for when neither id was given.
+  const id = text(
+    p,
+    page,
+    issues,
+    p[page] === undefined ? 'or tierUrlId is required with appUrl' : undefined,
+  );
+  if (appUrl && id) {
+    return absolute(`${appUrl.replace(/\/+$/, '')}/${page[0]}/${encodeURIComponent(id)}`, 'appUrl', issues);
+  }
+}
+
+function absolute(raw: string | undefined, field: string, issues: InvalidRequestIssue[]): URL | undefined {
+  try {
+    if (raw) return new URL(raw);
+  } catch {
+    issues.push({ field, message: 'must be an absolute URL' });
+  }
 }

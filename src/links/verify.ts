@@ -1,6 +1,7 @@
 // A static import: nothing in the client reaches this module, so only apps that verify links bundle it.
 import { errors, jwtVerify } from 'jose';
 import { HostedLinkError } from '../core/errors.js';
+import { isWellFormed } from '../core/well-formed.js';
 
 /** The claims of a hosted-link token. */
 export interface HostedLinkClaims {
@@ -28,17 +29,18 @@ const encoder = new TextEncoder();
  * Verifies a hosted-link token (or a URL carrying it as `u`) as the service does: HS256 only, so
  * `alg: none` and every other algorithm are refused; the `account_ref_id` claim is required.
  *
- * @throws {@link HostedLinkError} with a `code` saying what failed.
+ * @throws {@link HostedLinkError} with a `code` saying what failed, whatever the input (a string
+ * that is not a URL or a token, a non-string, a missing or malformed key); never another error.
  * @example
  * ```ts
  * const { account_ref_id } = await verifyHostedLink(request.url, process.env.BILLING_SIGNING_KEY!);
  * ```
  */
 export async function verifyHostedLink(urlOrToken: string, signingKey: string): Promise<VerifiedHostedLink> {
-  if (!signingKey) throw new HostedLinkError('invalid_token', 'verifyHostedLink: signingKey is required');
+  const key = keyOf(signingKey);
   const token = tokenOf(urlOrToken);
   try {
-    const { payload } = await jwtVerify(token, encoder.encode(signingKey), { algorithms: ['HS256'] });
+    const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'] });
     if (typeof payload.account_ref_id !== 'string' || payload.account_ref_id === '') {
       throw new HostedLinkError('missing_claim', 'hosted link token has no account_ref_id claim');
     }
@@ -49,14 +51,37 @@ export async function verifyHostedLink(urlOrToken: string, signingKey: string): 
   }
 }
 
-function tokenOf(urlOrToken: string): string {
+/** The key's bytes. An empty key would accept tokens anyone can forge; `invalid_token` as before. */
+function keyOf(signingKey: unknown): Uint8Array {
+  if (typeof signingKey !== 'string' || signingKey === '') {
+    throw new HostedLinkError('invalid_token', 'verifyHostedLink: signingKey is required');
+  }
+  if (!isWellFormed(signingKey)) {
+    throw new HostedLinkError('invalid_token', 'verifyHostedLink: signingKey has a lone UTF-16 surrogate');
+  }
+  return encoder.encode(signingKey);
+}
+
+function tokenOf(urlOrToken: unknown): string {
   if (typeof urlOrToken !== 'string' || urlOrToken === '') {
     throw new HostedLinkError('missing_token', 'verifyHostedLink: no token given');
   }
+  if (!isWellFormed(urlOrToken)) {
+    throw new HostedLinkError('invalid_token', 'hosted link has a lone UTF-16 surrogate');
+  }
   if (!/^[a-z][a-z0-9+.-]*:/i.test(urlOrToken)) return urlOrToken;
-  const token = new URL(urlOrToken).searchParams.get('u');
+  const token = urlOf(urlOrToken).searchParams.get('u');
   if (!token) throw new HostedLinkError('missing_token', 'hosted link has no u parameter');
   return token;
+}
+
+/** Parses a link that starts with a scheme; one that does not parse carries no token to trust. */
+function urlOf(link: string): URL {
+  try {
+    return new URL(link);
+  } catch (err) {
+    throw new HostedLinkError('invalid_token', 'hosted link is not a valid URL', { cause: err });
+  }
 }
 
 function fromJose(err: unknown): HostedLinkError {

@@ -1,6 +1,7 @@
 /**
  * Remembers which deliveries were processed, by `transaction_id`. Methods may be async, so a shared
- * store (Redis, a database table) fits behind the same interface.
+ * store (Redis, a database table) fits behind the same interface. A method that throws or rejects
+ * makes the handler answer 500, so the sender retries later.
  */
 export interface DedupeStore {
   has(id: string): boolean | Promise<boolean>;

@@ -1,5 +1,6 @@
 import {
   DEFAULT_MAX_WEBHOOK_BYTES,
+  INTERNAL_ERROR_REPLY,
   type WebhookHandlerOptions,
   type WebhookReply,
   webhookProcessor,
@@ -9,7 +10,8 @@ import {
  * A webhook receiver for any Fetch API runtime (Hono, Next.js route handlers, Bun, Deno, workers):
  * `Request` in, `Response` out. Answers 200 `{"received": true}` once `onEvent` resolved, 200 again
  * for a `transaction_id` already processed (without calling `onEvent`), 400 for a malformed body,
- * 413 for one over `maxBodyBytes`, 405 for anything but POST, and 500 when `onEvent` throws.
+ * 413 for one over `maxBodyBytes`, 405 for anything but POST, 400 when the body cannot be read, and
+ * 500 when `onEvent` or the dedupe store fails. The returned promise never rejects.
  *
  * @example
  * ```ts
@@ -27,12 +29,20 @@ export function createWebhookHandler(
 ): (request: Request) => Promise<Response> {
   const process = webhookProcessor(options);
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BYTES;
-  return async (request) => {
-    if (request.method !== 'POST') return reply({ status: 405, body: { error: 'method not allowed' } });
-    const text = await readLimited(request, limit);
-    if (text === undefined) return reply({ status: 413, body: { error: `body larger than ${limit} bytes` } });
-    return reply(await process(text));
+  const answer = async (request: Request): Promise<WebhookReply> => {
+    if (request.method !== 'POST') return { status: 405, body: { error: 'method not allowed' } };
+    let text: string | undefined;
+    try {
+      text = await readLimited(request, limit);
+    } catch {
+      // The sender hung up mid-body or the runtime's stream failed: there is no event to process.
+      return { status: 400, body: { error: 'could not read body' } };
+    }
+    if (text === undefined) return { status: 413, body: { error: `body larger than ${limit} bytes` } };
+    return process(text);
   };
+  // A framework may not catch a rejection from its handler (or turn it into an HTML page): always a Response.
+  return (request) => answer(request).then(reply, () => reply(INTERNAL_ERROR_REPLY));
 }
 
 function reply({ status, body }: WebhookReply): Response {
@@ -52,7 +62,8 @@ async function readLimited(request: Request, limit: number): Promise<string | un
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel();
+      // Only to stop the upload; a stream that fails while cancelling is still too large (413).
+      await reader.cancel().catch(() => {});
       return undefined;
     }
     chunks.push(value);

@@ -5,13 +5,19 @@ import { parseWebhook } from './parse.js';
 
 /** Options of the webhook handlers. */
 export interface WebhookHandlerOptions {
-  /** Called once per new event; the sender gets 200 only after it resolves. */
+  /**
+   * Called once per new event; the sender gets 200 only after it resolves. Delivery is at least once:
+   * when the dedupe store fails to record a processed id, the sender's retry calls it again.
+   */
   onEvent: (event: WebhookEvent) => unknown | Promise<unknown>;
   /** Where processed ids are kept. Default: {@link memoryDedupeStore}. */
   dedupe?: DedupeStore;
   /** Largest body accepted, in bytes; larger → 413. Default 65 536. */
   maxBodyBytes?: number;
-  /** Told about a failing `onEvent` (the sender only sees a 500 without details). */
+  /**
+   * Told about a failing `onEvent` or dedupe store (the sender only sees a 500 without details).
+   * Not awaited: a throw or a rejection here is ignored and the answer stays 500.
+   */
   onError?: (error: unknown, event: WebhookEvent) => void;
 }
 
@@ -27,24 +33,48 @@ export const DEFAULT_MAX_WEBHOOK_BYTES = 65_536;
 const received: WebhookReply = { status: 200, body: { received: true } };
 
 /**
+ * The answer when anything fails after the body parsed, and the handlers' last resort. The body
+ * names no cause: error messages may hold details the sender has no business seeing.
+ */
+export const INTERNAL_ERROR_REPLY: WebhookReply = { status: 500, body: { error: 'internal error' } };
+
+/**
  * The receiver contract, framework-free: parse, skip duplicates, run `onEvent`, and only then mark
  * the id seen, so a failed `onEvent` (500) leaves the sender's retry a chance. Concurrent deliveries
- * of one id share one `onEvent` run.
+ * of one id share one `onEvent` run. The returned promise never rejects: every failure is a reply.
+ *
+ * Delivery is at least once. When `dedupe.add` fails after `onEvent` succeeded, the answer is 500:
+ * the id was not recorded, so the sender retries and `onEvent` runs again for the same event. A 500
+ * shows the broken store to the sender and its monitoring rather than hiding it behind a 200; the
+ * price is that `onEvent` must tolerate a second run. An atomic claim of the id before `onEvent`
+ * would close that window, but needs a richer store contract than `has` and `add`.
  */
 export function webhookProcessor(
   options: WebhookHandlerOptions,
 ): (body: string | object) => Promise<WebhookReply> {
   const dedupe = options.dedupe ?? memoryDedupeStore();
   const inFlight = new Map<string, Promise<WebhookReply>>();
+  const fail = (error: unknown, event: WebhookEvent, message: string): WebhookReply => {
+    report(options.onError, error, event);
+    return { status: 500, body: { error: message } };
+  };
   const run = async (event: WebhookEvent): Promise<WebhookReply> => {
-    if (await dedupe.has(event.transaction_id)) return received;
+    const id = event.transaction_id;
+    try {
+      if (await dedupe.has(id)) return received;
+    } catch (error) {
+      return fail(error, event, 'dedupe store failed');
+    }
     try {
       await options.onEvent(event);
     } catch (error) {
-      options.onError?.(error, event);
-      return { status: 500, body: { error: 'event handler failed' } };
+      return fail(error, event, 'event handler failed');
     }
-    await dedupe.add(event.transaction_id);
+    try {
+      await dedupe.add(id);
+    } catch (error) {
+      return fail(error, event, 'dedupe store failed');
+    }
     return received;
   };
   return async (body) => {
@@ -52,14 +82,38 @@ export function webhookProcessor(
     try {
       event = parseWebhook(body);
     } catch (error) {
-      if (error instanceof WebhookError) return { status: 400, body: { error: error.message } };
-      throw error;
+      return { status: 400, body: { error: error instanceof WebhookError ? error.message : 'invalid body' } };
     }
     const id = event.transaction_id;
     const pending = inFlight.get(id);
     if (pending) return pending;
-    const reply = run(event).finally(() => inFlight.delete(id));
+    // `run` catches every failure itself; the catch is a last resort so no caller ever sees a rejection.
+    const reply = run(event)
+      .catch(() => INTERNAL_ERROR_REPLY)
+      .finally(() => inFlight.delete(id));
     inFlight.set(id, reply);
     return reply;
   };
+}
+
+/**
+ * Calls the user's `onError` without letting it change the answer: a sync throw is caught, and a
+ * returned promise is not awaited (a slow logger must not hold the sender) but its rejection is
+ * handled, so it cannot become an unhandled rejection that ends the process.
+ */
+function report(onError: WebhookHandlerOptions['onError'], error: unknown, event: WebhookEvent): void {
+  try {
+    const result: unknown = onError?.(error, event);
+    if (isThenable(result)) result.then(undefined, () => {});
+  } catch {
+    // The answer is already 500; a broken error reporter has nowhere else to report to.
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }

@@ -1,4 +1,10 @@
-import { DEFAULT_MAX_WEBHOOK_BYTES, type WebhookHandlerOptions, webhookProcessor } from './handle.js';
+import {
+  DEFAULT_MAX_WEBHOOK_BYTES,
+  INTERNAL_ERROR_REPLY,
+  type WebhookHandlerOptions,
+  type WebhookReply,
+  webhookProcessor,
+} from './handle.js';
 
 /**
  * The parts of Node's `IncomingMessage` (and Express's `Request`) the handler uses. Declared here so
@@ -39,21 +45,38 @@ export function createNodeWebhookHandler(
 ): (req: NodeWebhookRequest, res: NodeWebhookResponse) => void {
   const process = webhookProcessor(options);
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BYTES;
-  const send = (res: NodeWebhookResponse, status: number, body: unknown) => {
+  const answer = async (req: NodeWebhookRequest): Promise<WebhookReply> => {
+    if (req.method !== 'POST') return { status: 405, body: { error: 'method not allowed' } };
+    let body: string | object | undefined;
+    try {
+      body = await bodyOf(req, limit);
+    } catch {
+      return { status: 400, body: { error: 'could not read body' } };
+    }
+    if (body === undefined) return { status: 413, body: { error: `body larger than ${limit} bytes` } };
+    return process(body);
+  };
+  return (req, res) => {
+    const send = sendOnce(res);
+    // Nothing may escape as a rejection: a Node server has no one to hand it to, and the default
+    // unhandled-rejection handling ends the process.
+    answer(req)
+      .then(send, () => send(INTERNAL_ERROR_REPLY))
+      .catch(() => {
+        // Writing the answer failed (the response was already ended or destroyed): nothing is left to tell.
+      });
+  };
+}
+
+/** A sender that writes at most one answer to `res`, so no failure path can end it twice. */
+function sendOnce(res: NodeWebhookResponse): (reply: WebhookReply) => void {
+  let sent = false;
+  return ({ status, body }) => {
+    if (sent) return;
+    sent = true;
     res.statusCode = status;
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify(body));
-  };
-  return (req, res) => {
-    if (req.method !== 'POST') return send(res, 405, { error: 'method not allowed' });
-    bodyOf(req, limit).then(
-      async (body) => {
-        if (body === undefined) return send(res, 413, { error: `body larger than ${limit} bytes` });
-        const reply = await process(body);
-        send(res, reply.status, reply.body);
-      },
-      () => send(res, 400, { error: 'could not read body' }),
-    );
   };
 }
 
@@ -70,6 +93,8 @@ function bodyOf(req: NodeWebhookRequest, limit: number): Promise<string | object
     return Promise.resolve(byteLength(JSON.stringify(parsed)) > limit ? undefined : parsed);
   }
   if (Number(req.headers['content-length']) > limit) return Promise.resolve(undefined);
+  // Consumed by something that left no body: waiting for 'end' would wait forever.
+  if (req.readableEnded) return Promise.resolve('');
   return new Promise((resolve, reject) => {
     const decoder = new TextDecoder();
     let text = '';

@@ -5,7 +5,8 @@ import { type WebhookEvent, WebhookEventSchema } from '../schemas/webhook.js';
  * Parses and validates a webhook body: the raw text or bytes, or an object a body parser already
  * made. Unknown event names and extra fields pass through.
  *
- * @throws {@link WebhookError} when the body is not JSON or lacks a documented field.
+ * @throws {@link WebhookError} for any body that is not a valid event (not JSON, a missing field, an
+ * object whose properties throw when read); never another error.
  * @example
  * ```ts
  * const event = parseWebhook(await request.text());
@@ -13,16 +14,15 @@ import { type WebhookEvent, WebhookEventSchema } from '../schemas/webhook.js';
  * ```
  */
 export function parseWebhook(body: string | Uint8Array | object): WebhookEvent {
-  let data: unknown = body;
-  if (typeof body === 'string' || body instanceof Uint8Array) {
-    const text = typeof body === 'string' ? body : new TextDecoder().decode(body);
-    try {
-      data = JSON.parse(text);
-    } catch {
-      throw new WebhookError('webhook body is not JSON');
-    }
+  let result: ReturnType<typeof WebhookEventSchema.safeParse>;
+  try {
+    result = WebhookEventSchema.safeParse(dataOf(body));
+  } catch (error) {
+    if (error instanceof WebhookError) throw error;
+    // Bad shapes are issues, not throws: this is reading the input itself failing (a getter, a proxy
+    // trap, even `instanceof`), which the caller learns nothing from either.
+    throw new WebhookError('webhook body could not be read');
   }
-  const result = WebhookEventSchema.safeParse(data);
   if (result.success) return result.data;
   const issues = result.error.issues.map((i) => ({
     path: i.path.map((p) => (typeof p === 'number' ? p : String(p))),
@@ -33,4 +33,14 @@ export function parseWebhook(body: string | Uint8Array | object): WebhookEvent {
     `webhook body is not a valid event: ${issues.map((i) => i.path.join('.') || '(body)').join(', ')}`,
     issues,
   );
+}
+
+/** The JSON value of a text or byte body; any other body is taken as already parsed. */
+function dataOf(body: unknown): unknown {
+  if (typeof body !== 'string' && !(body instanceof Uint8Array)) return body;
+  try {
+    return JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body));
+  } catch {
+    throw new WebhookError('webhook body is not JSON');
+  }
 }

@@ -150,16 +150,15 @@ describe('isBillingError and switch (err.name)', () => {
 
   it('instanceof also holds for an error made by another copy of the classes (same brand)', async () => {
     // What a second copy of the package (its CJS build beside the ESM one) produces: other classes,
-    // same registry symbol. The built ESM and CJS copies are checked in test/package/dist.test.ts.
-    const brand = Symbol.for('billing-sdk.errorClass');
+    // same brand field. The built ESM and CJS copies are checked in test/package/dist.test.ts.
     class OtherBillingError extends Error {
-      static [brand] = 'BillingError';
+      static brand = 'BillingError';
     }
     class OtherAPIError extends OtherBillingError {
-      static override [brand] = 'APIError';
+      static override brand = 'APIError';
     }
     class OtherRateLimitError extends OtherAPIError {
-      static override [brand] = 'RateLimitError';
+      static override brand = 'RateLimitError';
     }
     const foreign = new OtherRateLimitError('x');
     expect(foreign).toBeInstanceOf(RateLimitError);

@@ -92,7 +92,7 @@ describe('no secret is ever printed', () => {
     expect(mock.server.requests.count()).toBe(0);
   });
 
-  it('not by a cause that quotes the key: causes are scrubbed, toJSON shows the scrubbed chain', async () => {
+  it('not by a cause that quotes the key: causes are scrubbed, the message names the root cause, toJSON the cause', async () => {
     // An engine failure no server can produce: fetch itself throws, quoting the header (as undici does).
     const billing = clientFor(mock.server, {
       apiKey: secret,
@@ -108,16 +108,7 @@ describe('no secret is ever printed', () => {
     const err = await caught(() => billing.invoices.list({ account_ref_id: 'acct_active' }));
     expect(err.name).toBe('APIConnectionError');
     for (const text of renderings(err)) expect(text).not.toContain(secret);
-    const json = JSON.parse(JSON.stringify(err));
-    expect(json.cause).toEqual({
-      name: 'TypeError',
-      message: 'fetch failed',
-      cause: {
-        name: 'Error',
-        message: 'invalid header value "Bearer [redacted]"',
-        code: 'UND_ERR_INVALID_ARG',
-      },
-    });
-    expect(err.message).toContain('UND_ERR_INVALID_ARG');
+    expect(JSON.parse(JSON.stringify(err)).cause).toBe('TypeError: fetch failed');
+    expect(err.message).toContain('UND_ERR_INVALID_ARG invalid header value "Bearer [redacted]"');
   });
 });

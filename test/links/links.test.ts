@@ -1,6 +1,12 @@
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { HostedLinkError, InvalidRequestError, signHostedLink, verifyHostedLink } from '../../src/index.js';
+import {
+  BillingError,
+  HostedLinkError,
+  InvalidRequestError,
+  signHostedLink,
+  verifyHostedLink,
+} from '../../src/index.js';
 import { caught } from '../helpers.js';
 
 const signingKey = 'gateway-signing-key-for-tests';
@@ -148,5 +154,172 @@ describe('verifyHostedLink', () => {
     expect(await code(anonymous)).toBe('missing_claim');
     expect(await code('not-a-jwt')).toBe('invalid_token');
     expect(await code('https://a.example/p/x')).toBe('missing_token');
+  });
+});
+
+/** What `signHostedLink(params)` rejects with, checked to be an InvalidRequestError that hides the key. */
+async function refusal(params: unknown): Promise<InvalidRequestError> {
+  const err = await caught(() => signHostedLink(params as never));
+  expect(err).toBeInstanceOf(InvalidRequestError);
+  expect(JSON.stringify(err) + String(err)).not.toContain(signingKey);
+  return err as InvalidRequestError;
+}
+
+const base = { url: 'https://a.example/p/x', account_ref_id: 'a', signingKey };
+const seconds = async (link: string) => {
+  const { claims } = await verifyHostedLink(link, signingKey);
+  return claims.exp! - claims.iat!;
+};
+
+describe('signHostedLink expiresIn', () => {
+  it.each<[string, unknown]>([
+    ["'abc'", 'abc'],
+    ["''", ''],
+    ["'15' (no unit)", '15'],
+    ["'15 minutes later'", '15 minutes later'],
+    ["'1 month' (no month unit in jose)", '1 month'],
+    ["'0s'", '0s'],
+    ["'0.0h'", '0.0h'],
+    ["'-1h'", '-1h'],
+    ["'1h ago'", '1h ago'],
+    ["'+1h ago'", '+1h ago'],
+    ['a 400-digit span (Infinity seconds)', `${'9'.repeat(400)}s`],
+    ['NaN', Number.NaN],
+    ['Infinity', Number.POSITIVE_INFINITY],
+    ['-Infinity', Number.NEGATIVE_INFINITY],
+    ['-5', -5],
+    ['0', 0],
+    ['-0', -0],
+    ['null', null],
+    ['true', true],
+    ['{}', {}],
+    ['[60]', [60]],
+    ['10n', 10n],
+    ['a symbol', Symbol('15m')],
+    ['a function', () => 60],
+  ])('refuses %s with an InvalidRequestError naming expiresIn', async (_label, expiresIn) => {
+    const err = await refusal({ ...base, expiresIn });
+    expect(err.issues).toEqual([{ field: 'expiresIn', message: expect.any(String) }]);
+    expect(err.operation).toBe('signHostedLink');
+  });
+
+  it.each([
+    ['15m', 900],
+    ['2 hours', 7200],
+    ['1.5h', 5400],
+    ['1 year', 31_557_600],
+    ['+1d', 86_400],
+    ['1d from now', 86_400],
+    ['3 WEEKS', 1_814_400],
+    [' 15m', 900],
+    [90, 90],
+  ])('accepts %o as %i seconds, as jose reads it', async (expiresIn, expected) => {
+    expect(await seconds(await signHostedLink({ ...base, expiresIn }))).toBe(expected);
+    if (typeof expiresIn === 'string') {
+      const jose = await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuedAt()
+        .setExpirationTime(expiresIn)
+        .sign(key);
+      expect(decode(jose.split('.')[1]!).exp - decode(jose.split('.')[1]!).iat).toBe(expected);
+    }
+  });
+});
+
+describe('signHostedLink parameters of the wrong type', () => {
+  it.each([[null], [undefined], ['https://a.example/p/x'], [5]])('refuses params %o', async (params) => {
+    const fields = (await refusal(params)).issues.map((i) => i.field);
+    expect(fields).toEqual(['account_ref_id', 'signingKey', 'url']);
+  });
+
+  it.each<[string, object, string]>([
+    ['account_ref_id: 5', { account_ref_id: 5 }, 'account_ref_id'],
+    ['account_ref_id: {}', { account_ref_id: {} }, 'account_ref_id'],
+    ['signingKey: 5', { signingKey: 5 }, 'signingKey'],
+    ['signingKey as bytes', { signingKey: new TextEncoder().encode(signingKey) }, 'signingKey'],
+    ['url: 5', { url: 5 }, 'url'],
+    ['url as a URL object', { url: new URL('https://a.example/p/x') }, 'url'],
+    ['appUrl: {}', { url: undefined, appUrl: {}, productUrlId: 'p1' }, 'appUrl'],
+    ['productUrlId: 5', { url: undefined, appUrl: 'https://a.example', productUrlId: 5 }, 'productUrlId'],
+    ['tierUrlId: null', { url: undefined, appUrl: 'https://a.example', tierUrlId: null }, 'tierUrlId'],
+    ['appUrl without a page id', { url: undefined, appUrl: 'https://a.example' }, 'productUrlId'],
+    ['appUrl that is not a URL', { url: undefined, appUrl: 'not a url', tierUrlId: 't1' }, 'appUrl'],
+  ])('refuses %s', async (_label, bad, field) => {
+    expect((await refusal({ ...base, ...bad })).issues.map((i) => i.field)).toEqual([field]);
+  });
+
+  it('names every bad parameter at once', async () => {
+    const err = await refusal({ url: 5, account_ref_id: 5, signingKey: '', expiresIn: 'soon' });
+    expect(err.issues.map((i) => i.field)).toEqual(['account_ref_id', 'signingKey', 'url', 'expiresIn']);
+  });
+
+  it.each([
+    ['account_ref_id', { account_ref_id: 'acct_\uD800' }],
+    ['signingKey', { signingKey: `${signingKey}\uDC00` }],
+    ['url', { url: 'https://a.example/p/\uD83D' }],
+    ['productUrlId', { url: undefined, appUrl: 'https://a.example', productUrlId: 'p\uDFFF' }],
+    ['appUrl', { url: undefined, appUrl: 'https://a.example/\uD800', tierUrlId: 't1' }],
+  ])('refuses a lone UTF-16 surrogate in %s', async (field, bad) => {
+    expect((await refusal({ ...base, ...bad })).issues.map((i) => i.field)).toEqual([field]);
+  });
+
+  it('keeps well-formed surrogate pairs (emoji) in ids and keys', async () => {
+    const link = await signHostedLink({ ...base, account_ref_id: 'acct_🚀', signingKey: `${signingKey}🔑` });
+    expect((await verifyHostedLink(link, `${signingKey}🔑`)).account_ref_id).toBe('acct_🚀');
+  });
+});
+
+describe('verifyHostedLink input of any kind', () => {
+  // No default for the key: `undefined` is one of the keys under test.
+  const codeOf = async (input: unknown, k: unknown) => {
+    const err = await caught(() => verifyHostedLink(input as never, k as never));
+    expect(err).toBeInstanceOf(HostedLinkError);
+    expect(err).toBeInstanceOf(BillingError);
+    return (err as HostedLinkError).code;
+  };
+
+  it.each([
+    ["'http://[bad?u=x' (new URL throws)", 'invalid_token', 'http://[bad?u=x'],
+    ["'https://exa mple.com/?u=x'", 'invalid_token', 'https://exa mple.com/?u=x'],
+    ["'a:'", 'missing_token', 'a:'],
+    ['a link with an empty u', 'missing_token', 'https://a.example/p/x?u='],
+    ["'x.y.z'", 'invalid_token', 'x.y.z'],
+    ["'..'", 'invalid_token', '..'],
+    ['a token with a lone surrogate', 'invalid_token', 'not-a-jwt\uD800'],
+    ['a link with a lone surrogate', 'invalid_token', 'https://a.example/p/x?u=a.b.c&ref=\uDC00'],
+  ])('%s → HostedLinkError %s', async (_label, code, input) => {
+    expect(await codeOf(input, signingKey)).toBe(code);
+  });
+
+  it.each([
+    [undefined],
+    [null],
+    [5],
+    [{}],
+    [['a.b.c']],
+    [Symbol('t')],
+    [new URL('https://a.example/?u=a.b.c').searchParams],
+  ])('a non-string %o → HostedLinkError missing_token', async (input) => {
+    expect(await codeOf(input, signingKey)).toBe('missing_token');
+  });
+
+  it.each([
+    ['undefined', undefined],
+    ['null', null],
+    ["''", ''],
+    ['5', 5],
+    ['{}', {}],
+    ['a symbol', Symbol('k')],
+    ['as bytes', key],
+    ['with a lone surrogate', 'k\uD800'],
+  ])('a signingKey %s → HostedLinkError invalid_token', async (_label, k) => {
+    const link = await signHostedLink(base);
+    expect(await codeOf(link, k)).toBe('invalid_token');
+  });
+
+  it('refuses a key with a lone surrogate even where TextEncoder makes it match the signing key', async () => {
+    // TextEncoder turns the lone surrogate into U+FFFD: both keys would be the same bytes.
+    const link = await signHostedLink({ ...base, signingKey: `${signingKey}\uFFFD` });
+    expect(await codeOf(link, `${signingKey}\uD800`)).toBe('invalid_token');
   });
 });

@@ -37,6 +37,28 @@ describe('parseWebhook', () => {
     const err = (await caught(() => parseWebhook(missing))) as WebhookError;
     expect(err.issues.map((i) => i.path)).toEqual([['transaction_id']]);
   });
+
+  it('throws WebhookError, not the getter error, for an object that throws when read', async () => {
+    const getter = Object.defineProperty({ ...event() }, 'is_active', {
+      enumerable: true,
+      get() {
+        throw new TypeError('getter exploded');
+      },
+    });
+    const proxy = new Proxy(event(), {
+      get() {
+        throw new TypeError('trap exploded');
+      },
+      getPrototypeOf() {
+        throw new TypeError('trap exploded');
+      },
+    });
+    for (const body of [getter, proxy]) {
+      const err = await caught(() => parseWebhook(body));
+      expect(err).toBeInstanceOf(WebhookError);
+      expect(err.message).not.toContain('exploded');
+    }
+  });
 });
 
 describe('memoryDedupeStore', () => {
