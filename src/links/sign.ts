@@ -71,7 +71,7 @@ export async function signHostedLink(params: SignHostedLinkParams): Promise<stri
 
 const badExpiresIn: InvalidRequestIssue = {
   field: 'expiresIn',
-  message: "must be a positive number of seconds or a time span such as '15m'",
+  message: "must be seconds > 0 or a span such as '15m'",
 };
 
 /**
@@ -87,45 +87,30 @@ function ahead(expiresIn: unknown): boolean {
 }
 
 /**
- * `p[field]` when it is a non-empty string without a lone surrogate; otherwise records an issue and
- * returns `undefined`. Messages never quote the value: it may be the key.
+ * `p[field]` when it is a non-empty, well-formed string (no lone surrogate); otherwise records an
+ * issue and returns `undefined`. Messages never quote the value: it may be the key.
  */
-function text(
-  p: Record<string, unknown>,
-  field: string,
-  issues: InvalidRequestIssue[],
-  missing = 'must be a non-empty string',
-): string | undefined {
+function text(p: Record<string, unknown>, field: string, issues: InvalidRequestIssue[]): string | undefined {
   const value = p[field];
-  const problem =
-    typeof value !== 'string' || !value ? missing : !isWellFormed(value) ? 'has a lone UTF-16 surrogate' : '';
-  if (!problem) return value as string;
-  issues.push({ field, message: problem });
+  if (typeof value === 'string' && value && isWellFormed(value)) return value;
+  issues.push({ field, message: 'must be a non-empty, well-formed string' });
 }
 
-/** The URL to sign: `url` as given, or `appUrl` with `/p/<productUrlId>` or `/t/<tierUrlId>`. */
+/**
+ * The URL to sign: `url` as given, or `appUrl` with `/p/<productUrlId>` or `/t/<tierUrlId>` (one of
+ * the two; `productUrlId` is the one reported when neither is given).
+ */
 function linkUrl(p: Record<string, unknown>, issues: InvalidRequestIssue[]): URL | undefined {
-  if (p.url === undefined && p.appUrl === undefined) {
-    issues.push({ field: 'url', message: 'or appUrl with productUrlId or tierUrlId is required' });
-    return;
-  }
-  if (p.url !== undefined) return absolute(text(p, 'url', issues), 'url', issues);
-  const appUrl = text(p, 'appUrl', issues);
-  const page = p.tierUrlId === undefined ? 'productUrlId' : 'tierUrlId';
+  if (p.url !== undefined || p.appUrl === undefined) return absolute(text(p, 'url', issues), 'url', issues);
   if (p.productUrlId !== undefined && p.tierUrlId !== undefined) {
     issues.push({ field: 'productUrlId', message: 'excludes tierUrlId' });
     return;
   }
-  // Only productUrlId is ever looked for when neither id was given.
-  const id = text(
-    p,
-    page,
-    issues,
-    p[page] === undefined ? 'or tierUrlId is required with appUrl' : undefined,
-  );
-  if (appUrl && id) {
+  const page = p.tierUrlId === undefined ? 'productUrlId' : 'tierUrlId';
+  const appUrl = text(p, 'appUrl', issues);
+  const id = text(p, page, issues);
+  if (appUrl && id)
     return absolute(`${appUrl.replace(/\/+$/, '')}/${page[0]}/${encodeURIComponent(id)}`, 'appUrl', issues);
-  }
 }
 
 function absolute(raw: string | undefined, field: string, issues: InvalidRequestIssue[]): URL | undefined {
