@@ -1,9 +1,8 @@
 import {
-  DEFAULT_MAX_WEBHOOK_BYTES,
+  deliveryAnswerer,
   INTERNAL_ERROR_REPLY,
   type WebhookHandlerOptions,
   type WebhookReply,
-  webhookProcessor,
 } from './handle.js';
 
 /**
@@ -27,22 +26,16 @@ import {
 export function createWebhookHandler(
   options: WebhookHandlerOptions,
 ): (request: Request) => Promise<Response> {
-  const process = webhookProcessor(options);
-  const limit = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BYTES;
-  const answer = async (request: Request): Promise<WebhookReply> => {
-    if (request.method !== 'POST') return { status: 405, body: { error: 'method not allowed' } };
-    let text: string | undefined;
-    try {
-      text = await readLimited(request, limit);
-    } catch {
-      // The sender hung up mid-body or the runtime's stream failed: there is no event to process.
-      return { status: 400, body: { error: 'could not read body' } };
-    }
-    if (text === undefined) return { status: 413, body: { error: `body larger than ${limit} bytes` } };
-    return process(text);
-  };
+  const answer = deliveryAnswerer(options);
   // A framework may not catch a rejection from its handler (or turn it into an HTML page): always a Response.
-  return (request) => answer(request).then(reply, () => reply(INTERNAL_ERROR_REPLY));
+  return async (request) => {
+    try {
+      return reply(await answer(request.method, (limit) => readLimited(request, limit)));
+    } catch {
+      // Not a Request at all (a framework handed over something else): still an answer.
+      return reply(INTERNAL_ERROR_REPLY);
+    }
+  };
 }
 
 function reply({ status, body }: WebhookReply): Response {

@@ -117,3 +117,34 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
     typeof (value as { then?: unknown }).then === 'function'
   );
 }
+
+/**
+ * A delivery as both adapters answer it: POST only (405), the body read up to `maxBodyBytes` (400
+ * when reading fails, 413 over the limit), then processed. The returned function never rejects:
+ * whatever escapes becomes a 500, so no adapter can leave a request unanswered.
+ */
+export function deliveryAnswerer(
+  options: WebhookHandlerOptions,
+): (
+  method: string | undefined,
+  read: (limit: number) => Promise<string | object | undefined>,
+) => Promise<WebhookReply> {
+  const process = webhookProcessor(options);
+  const limit = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BYTES;
+  const answer = async (
+    method: string | undefined,
+    read: (limit: number) => Promise<string | object | undefined>,
+  ): Promise<WebhookReply> => {
+    if (method !== 'POST') return { status: 405, body: { error: 'method not allowed' } };
+    let body: string | object | undefined;
+    try {
+      body = await read(limit);
+    } catch {
+      // The sender hung up mid-body or the runtime's stream failed: there is no event to process.
+      return { status: 400, body: { error: 'could not read body' } };
+    }
+    if (body === undefined) return { status: 413, body: { error: `body larger than ${limit} bytes` } };
+    return process(body);
+  };
+  return (method, read) => answer(method, read).catch(() => INTERNAL_ERROR_REPLY);
+}

@@ -1,10 +1,4 @@
-import {
-  DEFAULT_MAX_WEBHOOK_BYTES,
-  INTERNAL_ERROR_REPLY,
-  type WebhookHandlerOptions,
-  type WebhookReply,
-  webhookProcessor,
-} from './handle.js';
+import { deliveryAnswerer, type WebhookHandlerOptions, type WebhookReply } from './handle.js';
 
 /**
  * The parts of Node's `IncomingMessage` (and Express's `Request`) the handler uses. Declared here so
@@ -43,25 +37,14 @@ export interface NodeWebhookResponse {
 export function createNodeWebhookHandler(
   options: WebhookHandlerOptions,
 ): (req: NodeWebhookRequest, res: NodeWebhookResponse) => void {
-  const process = webhookProcessor(options);
-  const limit = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BYTES;
-  const answer = async (req: NodeWebhookRequest): Promise<WebhookReply> => {
-    if (req.method !== 'POST') return { status: 405, body: { error: 'method not allowed' } };
-    let body: string | object | undefined;
-    try {
-      body = await bodyOf(req, limit);
-    } catch {
-      return { status: 400, body: { error: 'could not read body' } };
-    }
-    if (body === undefined) return { status: 413, body: { error: `body larger than ${limit} bytes` } };
-    return process(body);
-  };
+  const answer = deliveryAnswerer(options);
   return (req, res) => {
     const send = sendOnce(res);
     // Nothing may escape as a rejection: a Node server has no one to hand it to, and the default
     // unhandled-rejection handling ends the process.
-    answer(req)
-      .then(send, () => send(INTERNAL_ERROR_REPLY))
+    Promise.resolve()
+      .then(() => answer(req.method, (limit) => bodyOf(req, limit)))
+      .then(send)
       .catch(() => {
         // Writing the answer failed (the response was already ended or destroyed): nothing is left to tell.
       });

@@ -9,6 +9,7 @@ import {
   signHostedLink,
   verifyHostedLink,
 } from '../../src/index.js';
+import { anything, binaryString } from '../arbitraries.js';
 
 // Whatever a caller passes, the link functions answer with a result or the SDK's own error: never a
 // TypeError from jose, `new URL` or `TextEncoder` that a caller's `instanceof BillingError` misses.
@@ -25,20 +26,6 @@ const runs = { numRuns: 200 };
 const signingKey = 'gateway-signing-key-for-properties';
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** Anything at all, including values a type checker would never let through. */
-const anything = fc.anything({
-  withBigInt: true,
-  withBoxedValues: true,
-  withDate: true,
-  withMap: true,
-  withSet: true,
-  withNullPrototype: true,
-  withTypedArray: true,
-  withSparseArray: true,
-  stringUnit: 'binary',
-});
-/** Strings of any UTF-16 code units: lone surrogates included. */
-const binaryString = fc.string({ unit: 'binary' });
 /** A good value most of the time, and otherwise anything. */
 const mostly = <T>(good: fc.Arbitrary<T>) =>
   fc.oneof(

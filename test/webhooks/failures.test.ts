@@ -10,6 +10,7 @@ import {
   type WebhookHandlerOptions,
 } from '../../src/index.js';
 import { type LoopbackServer, serveFetch, serveNode } from '../helpers.js';
+import { event } from './event.js';
 
 // Failures in the user's callbacks and the dedupe store must become answers: an unhandled rejection
 // would leave the sender waiting and, under Node's default handling, end the receiving process.
@@ -25,17 +26,6 @@ afterEach(async () => {
   await settle();
   // Emptied before asserting, so one test's stray rejection does not fail the next ones too.
   expect(unhandled.splice(0)).toEqual([]);
-});
-
-const event = (overrides: Partial<WebhookEvent> = {}): WebhookEvent => ({
-  event: 'subscription-created',
-  transaction_id: `tx-${Math.random().toString(36).slice(2)}`,
-  account_ref_id: 'acct_1',
-  subscription_id: 'sub_1',
-  is_active: true,
-  label_name: 'pro',
-  timestamp: '2026-01-01T00:00:00Z',
-  ...overrides,
 });
 
 const boom = () => {

@@ -11,17 +11,7 @@ import {
   type WebhookHandlerOptions,
 } from '../../src/index.js';
 import { caught, type LoopbackServer, serveFetch, serveNode } from '../helpers.js';
-
-const event = (overrides: Partial<WebhookEvent> = {}): WebhookEvent => ({
-  event: 'subscription-created',
-  transaction_id: `tx-${Math.random().toString(36).slice(2)}`,
-  account_ref_id: 'acct_1',
-  subscription_id: 'sub_1',
-  is_active: true,
-  label_name: 'pro',
-  timestamp: '2026-01-01T00:00:00Z',
-  ...overrides,
-});
+import { event } from './event.js';
 
 describe('parseWebhook', () => {
   it('parses text, bytes and objects; unknown names and fields pass through', () => {

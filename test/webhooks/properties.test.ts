@@ -9,6 +9,7 @@ import {
   type WebhookHandlerOptions,
 } from '../../src/index.js';
 import { webhookProcessor } from '../../src/webhooks/handle.js';
+import { anything, binaryString } from '../arbitraries.js';
 
 // Whatever a sender posts and whatever the user's callbacks and store do, parsing gives an event or
 // a WebhookError, and the receiver gives an answer: never a throw, a rejection, or a hung request.
@@ -24,18 +25,6 @@ afterAll(async () => {
 
 const runs = { numRuns: 200 };
 
-const anything = fc.anything({
-  withBigInt: true,
-  withBoxedValues: true,
-  withDate: true,
-  withMap: true,
-  withSet: true,
-  withNullPrototype: true,
-  withTypedArray: true,
-  withSparseArray: true,
-  stringUnit: 'binary',
-});
-const binaryString = fc.string({ unit: 'binary' });
 /** Events with each field right most of the time, and otherwise `other` (anything, or any JSON). */
 const eventLike = (other: fc.Arbitrary<unknown>) => {
   const mostly = <T>(good: fc.Arbitrary<T>) =>
