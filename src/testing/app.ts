@@ -60,7 +60,10 @@ export function createMockApp(options: MockOptions = {}): MockApp {
       } catch (error) {
         return Promise.reject(error);
       }
-      return raceAbort(core.dispatch(request, inProcess).then(decodeContent), request.signal);
+      // The caller's own signal, held strongly (see Dispatch); a signal-less call never aborts.
+      const signal =
+        init?.signal ?? (input instanceof Request ? input.signal : undefined) ?? new AbortController().signal;
+      return raceAbort(core.dispatch(request, inProcess, signal).then(decodeContent), signal);
     },
     store: core.store,
     faults: core.faults,

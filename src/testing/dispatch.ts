@@ -18,8 +18,13 @@ export interface Connection {
   aborted(signal: AbortSignal): Response;
 }
 
-/** Handles one request end to end: CORS, recording, faults, then the router. */
-export type Dispatch = (request: Request, connection: Connection) => Promise<Response>;
+/**
+ * Handles one request end to end: CORS, recording, faults, then the router. `signal` aborts when
+ * the client goes away. It is passed beside the request, not read from `request.signal`: a
+ * `Request` built with a signal follows it through a link undici holds weakly, and under GC
+ * pressure that link can be collected, so an abort would never reach a delay or a stalled body.
+ */
+export type Dispatch = (request: Request, connection: Connection, signal: AbortSignal) => Promise<Response>;
 
 /** A fault may fix the id (e.g. to assert on it in a log line); it is then recorded too. */
 function requestIdFor(fault: Fault | undefined): string {
@@ -35,8 +40,7 @@ export function createDispatch(deps: {
   config: MockConfig;
 }): Dispatch {
   const { router, faults, requests, config } = deps;
-  return async (request, connection) => {
-    const signal = request.signal;
+  return async (request, connection, signal) => {
     if (config.cors && request.method === 'OPTIONS') return preflightResponse();
     const { pathname } = new URL(request.url);
     if (!pathname.startsWith('/api/')) {

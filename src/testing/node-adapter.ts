@@ -109,7 +109,7 @@ export function nodeListener(
       },
     };
     toRequest(incoming, origin(), controller.signal)
-      .then((request) => dispatch(request, connection))
+      .then((request) => dispatch(request, connection, controller.signal))
       .catch(
         () =>
           new Response(JSON.stringify({ detail: 'Internal server error.' }), {

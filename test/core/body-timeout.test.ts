@@ -1,7 +1,15 @@
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APITimeoutError, APIUserAbortError, BillingClient } from '../../src/index.js';
-import { caught, instantClock, type LoopbackServer, serveNode, until, withClock } from '../helpers.js';
+import {
+  caught,
+  collectGarbage,
+  instantClock,
+  type LoopbackServer,
+  serveNode,
+  until,
+  withClock,
+} from '../helpers.js';
 
 // A server no mock fault can imitate: it sends the headers and half a body, then stalls. It counts
 // its open sockets, to see whether the client lets go of a connection it gave up on.
@@ -42,6 +50,18 @@ describe('a body that stalls after the headers', () => {
     );
     expect(errors.every((e) => e instanceof APITimeoutError)).toBe(true);
     // Without the abort, undici keeps each socket until its own 300 s body timeout.
+    await until(() => sockets.size === 0, 2_000);
+  });
+
+  it('still times out after a garbage collection mid-body (the abort does not depend on the Request ky built)', async () => {
+    // ky hands fetch a Request that follows the attempt's signal through links undici holds weakly;
+    // once those are collected, an abort no longer reaches the engine (nodejs/undici#4068). The
+    // attempt cancels its body reader itself, so the deadline holds anyway.
+    const before = requests;
+    const pending = caught(() => client(400).invoices.list({ account_ref_id: 'a' }));
+    await until(() => requests > before);
+    await collectGarbage();
+    expect(await pending).toBeInstanceOf(APITimeoutError);
     await until(() => sockets.size === 0, 2_000);
   });
 
