@@ -180,7 +180,8 @@ export class ApiCore {
         {
           retries: options.maxRetries,
           minTimeout: 0,
-          ...(signal ? { signal } : {}),
+          // No `signal` for p-retry: each attempt and each wait already stop on it, and p-retry would
+          // call `throwIfAborted()`, which a polyfilled signal (accepted by the option check) may lack.
           onFailedAttempt: async ({ error, attemptNumber }) => {
             const decision = retryDecision(error, attemptNumber, policy);
             if (!decision.retry) throw error;

@@ -293,6 +293,25 @@ describe('timeouts and aborts', () => {
     expect(await pending).toBeInstanceOf(APIUserAbortError);
   });
 
+  it('accepts a polyfilled signal without throwIfAborted, and honours it', async () => {
+    const controller = new AbortController();
+    const polyfill = {
+      get aborted() {
+        return controller.signal.aborted;
+      },
+      get reason() {
+        return controller.signal.reason;
+      },
+      addEventListener: controller.signal.addEventListener.bind(controller.signal),
+      removeEventListener: controller.signal.removeEventListener.bind(controller.signal),
+    } as unknown as AbortSignal;
+    mock.server.faults.add({ path: invoices, status: 503 });
+    const page = await listInvoices({}, { signal: polyfill });
+    expect(page.results.length).toBeGreaterThan(0);
+    controller.abort();
+    expect(await caught(() => listInvoices({}, { signal: polyfill }))).toBeInstanceOf(APIUserAbortError);
+  });
+
   it('aborts during the wait between retries', async () => {
     mock.server.faults.add({ path: invoices, status: 429, headers: { 'retry-after': '10' } });
     const controller = new AbortController();
