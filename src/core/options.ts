@@ -34,6 +34,12 @@ export interface ClientOptions {
    * (or the 5xx error) at once, with `retryAfterMs`. Does not limit the SDK's own backoff. Default 60 000.
    */
   maxRetryDelay?: number | undefined;
+  /**
+   * Milliseconds to wait before retry number `retry` (1, 2, …) when the server asked for no wait.
+   * Default: about 0.5 s doubling to 8 s, with jitter. A server's Retry-After always wins. In tests,
+   * `retryDelay: () => 0` makes retries instant.
+   */
+  retryDelay?: ((retry: number) => number) | undefined;
   /** Largest response body read, in bytes after decompression; a larger one fails with {@link ResponseTooLargeError}. Default 4 MiB. */
   maxResponseBytes?: number | undefined;
   /** Custom fetch, the engine under ky. Default `globalThis.fetch`. */
@@ -74,6 +80,7 @@ export interface ResolvedOptions {
   timeout: number;
   maxRetries: number;
   maxRetryDelay: number;
+  retryDelay: ((retry: number) => number) | undefined;
   maxResponseBytes: number;
   fetch: FetchLike | undefined;
   headers: Record<string, string>;
@@ -116,6 +123,7 @@ const clientRules: Record<keyof ClientOptions, Rule[]> = {
   timeout: [positive],
   maxRetries: [integer(0)],
   maxRetryDelay: [nonNegative],
+  retryDelay: [func],
   maxResponseBytes: [positive],
   fetch: [func],
   headers: [headers],
@@ -165,6 +173,16 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
   }
   const base = normaliseBaseUrl(rawBase, options.allowInsecureHttp ?? false);
   const envLevel = readEnv('BILLING_LOG') as LogLevel | undefined;
+  const logger = options.logger ?? console;
+  if (envLevel && !logLevels.includes(envLevel) && !options.logLevel) {
+    try {
+      logger.warn(
+        `[billing-sdk] BILLING_LOG=${envLevel} is not a level (${logLevels.join(', ')}); using 'warn'.`,
+      );
+    } catch {
+      // A broken logger loses a line, never a client.
+    }
+  }
   return {
     apiKey,
     baseUrl: base.href,
@@ -173,10 +191,11 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
     timeout: options.timeout ?? 30_000,
     maxRetries: options.maxRetries ?? 2,
     maxRetryDelay: options.maxRetryDelay ?? 60_000,
+    retryDelay: options.retryDelay,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     fetch: options.fetch,
     headers: { ...options.headers },
-    logger: options.logger ?? console,
+    logger,
     logLevel: options.logLevel ?? (envLevel && logLevels.includes(envLevel) ? envLevel : 'warn'),
     validation: options.validation ?? 'strict',
     clock: (options as { [CLOCK]?: Clock })[CLOCK] ?? realClock,

@@ -167,6 +167,7 @@ export class ApiCore {
       maxRetries: options.maxRetries,
       maxRetryDelay: this.#options.maxRetryDelay,
       idempotent: endpoint.method === 'GET' || endpoint.idempotent === true,
+      retryDelay: this.#options.retryDelay,
     };
     const clock = this.#options.clock;
     const started = clock.now();
@@ -175,7 +176,10 @@ export class ApiCore {
       const exchange = await pRetry(
         () => {
           attempts++;
-          return this.#attempt(call, url);
+          const attempt = this.#attempt(call, url);
+          return this.logger.enabled('debug')
+            ? this.#logAttempt(attempt, context, attempts, options.maxRetries + 1)
+            : attempt;
         },
         {
           retries: options.maxRetries,
@@ -194,12 +198,6 @@ export class ApiCore {
           },
         },
       );
-      if (this.logger.enabled('debug')) {
-        this.logger.log(
-          'debug',
-          `${context.method} ${context.path} → ${exchange.status} in ${clock.now() - started} ms`,
-        );
-      }
       const body = exchange.body === undefined && endpoint.allowEmpty ? null : exchange.body;
       const data = validate(endpoint.schema, body, this.#options.validation, context, this.logger);
       const result = endpoint.transform ? endpoint.transform(data, call.built) : (data as unknown as T);
@@ -293,6 +291,33 @@ export class ApiCore {
     if (call.built.eventKey !== undefined)
       Object.defineProperty(error, 'event_key', { value: call.built.eventKey, enumerable: true });
     return error;
+  }
+
+  /**
+   * The debug line of one attempt: `GET /api/invoices/ → 200 in 12 ms (attempt 1 of 3, request req_…)`,
+   * or the error's name when there was no usable answer. Only built when debug logging is on.
+   */
+  async #logAttempt(
+    attempt: Promise<Exchange>,
+    context: RequestContext,
+    n: number,
+    of: number,
+  ): Promise<Exchange> {
+    const started = this.#options.clock.now();
+    const line = (outcome: string, requestId: string | undefined) =>
+      this.logger.log(
+        'debug',
+        `${context.method} ${context.path} → ${outcome} in ${this.#options.clock.now() - started} ms (attempt ${n} of ${of}${requestId ? `, request ${requestId}` : ''})`,
+      );
+    try {
+      const exchange = await attempt;
+      line(String(exchange.status), requestIdOf(exchange.headers));
+      return exchange;
+    } catch (error) {
+      const { status, requestId, name } = error as { status?: number; requestId?: string; name?: string };
+      line(status === undefined ? String(name) : String(status), requestId);
+      throw error;
+    }
   }
 
   #logRetry(

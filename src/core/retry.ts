@@ -8,6 +8,8 @@ export interface RetryPolicy {
   maxRetryDelay: number;
   /** GETs, and POSTs made idempotent by an `event_key`: safe to send twice. */
   idempotent: boolean;
+  /** The wait before retry number `retry` when the server asked for none. Default {@link backoffDelay}. */
+  retryDelay?: ((retry: number) => number) | undefined;
 }
 
 /** What to do after a failed attempt. */
@@ -34,7 +36,12 @@ export function retryDecision(
   if (attempt > policy.maxRetries) return { retry: false, reason: 'no retries left' };
   if (!isRetryable(error, policy.idempotent)) return { retry: false, reason: 'not retryable' };
   const asked = error instanceof APIError ? error.retryAfterMs : undefined;
-  if (asked === undefined) return { retry: true, delayMs: backoffDelay(attempt, random) };
+  if (asked === undefined) {
+    return {
+      retry: true,
+      delayMs: policy.retryDelay ? policy.retryDelay(attempt) : backoffDelay(attempt, random),
+    };
+  }
   if (asked > policy.maxRetryDelay) return { retry: false, reason: 'Retry-After exceeds maxRetryDelay' };
   return { retry: true, delayMs: asked };
 }

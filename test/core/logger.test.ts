@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import type { Logger } from '../../src/index.js';
-import { clientFor, useMockServer } from '../helpers.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { BillingClient, type Logger } from '../../src/index.js';
+import { clientFor, memoryLogger, useMockServer } from '../helpers.js';
 
 const mock = useMockServer();
 
@@ -46,5 +46,31 @@ describe('logging never changes a result', () => {
       meter_code: 'credits',
     });
     expect(result).toEqual({ balance: 'lots' });
+  });
+});
+
+describe('debug lines', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  it('one per attempt, with status, time, attempt number and request id', async () => {
+    const logger = memoryLogger();
+    mock.server.faults.add({ path: '/api/invoices/', status: 503, headers: { 'retry-after': '0' } });
+    await clientFor(mock.server, { logger, logLevel: 'debug' }).invoices.list({
+      account_ref_id: 'acct_active',
+    });
+    const [first, second] = mock.server.requests.all().map((r) => r.requestId);
+    const attempts = logger.lines.filter((l) => l.startsWith('debug [billing-sdk] GET /api/invoices/ → '));
+    expect(attempts).toHaveLength(2);
+    expect(attempts[0]).toMatch(new RegExp(`→ 503 in \\d+ ms \\(attempt 1 of 3, request ${first}\\)`));
+    expect(attempts[1]).toMatch(new RegExp(`→ 200 in \\d+ ms \\(attempt 2 of 3, request ${second}\\)`));
+  });
+
+  it('an invalid BILLING_LOG warns instead of being ignored', () => {
+    vi.stubEnv('BILLING_LOG', 'verbose');
+    const logger = memoryLogger();
+    new BillingClient({ apiKey: 'k', baseUrl: mock.server.baseUrl, logger });
+    expect(logger.lines).toEqual([
+      "warn [billing-sdk] BILLING_LOG=verbose is not a level (off, error, warn, info, debug); using 'warn'. ",
+    ]);
   });
 });

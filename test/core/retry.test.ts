@@ -7,6 +7,7 @@ import {
   APITimeoutError,
   APIUserAbortError,
   BadRequestError,
+  BillingClient,
   InternalServerError,
   InvalidRequestError,
   RateLimitError,
@@ -122,6 +123,20 @@ describe('retryDecision: the whole policy as a table', () => {
       { retry: false, reason: 'not retryable' },
     ],
     ['zero retries', status(503), 1, { ...get, maxRetries: 0 }, { retry: false, reason: 'no retries left' }],
+    [
+      'a retryDelay replaces the backoff',
+      status(503),
+      2,
+      { ...get, retryDelay: (n: number) => n * 7 },
+      { retry: true, delayMs: 14 },
+    ],
+    [
+      'but never a Retry-After',
+      status(503, { 'retry-after': '2' }),
+      1,
+      { ...get, retryDelay: () => 0 },
+      { retry: true, delayMs: 2000 },
+    ],
   ] as const)('%s', (_, error, attempt, policy, expected) => {
     expect(retryDecision(error, attempt, policy, one)).toEqual(expected);
   });
@@ -196,6 +211,25 @@ describe('the retry loop over HTTP (waits recorded by an injected clock, never s
     expect(err).toBeInstanceOf(InternalServerError);
     expect(mock.server.requests.count()).toBe(6);
     expect(clock.waits.map((w) => w > 1000)).toEqual([false, false, true, true, true]);
+  });
+
+  it('retryDelay: () => 0 makes retries instant for your own tests (real clock)', async () => {
+    mock.server.faults.add({ path: invoices, status: 503, times: 2 });
+    mock.server.faults.add({ path: invoices, reset: 'before' });
+    const asked: number[] = [];
+    const billing = new BillingClient({
+      apiKey: mock.server.apiKey,
+      baseUrl: mock.server.baseUrl,
+      logLevel: 'off',
+      maxRetries: 3,
+      retryDelay: (retry) => {
+        asked.push(retry);
+        return 0;
+      },
+    });
+    const page = await billing.invoices.list({ account_ref_id: 'acct_active' });
+    expect(page.results.length).toBeGreaterThan(0);
+    expect(asked).toEqual([1, 2, 3]);
   });
 
   it('honours a per-request maxRetries', async () => {
