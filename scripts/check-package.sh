@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Packaging gate: lints the package, checks its types for every resolution mode, then installs the
 # packed tarball into a fresh project and uses it from ESM, CJS (also where Node cannot require ES
-# modules) and TypeScript (node16 and bundler resolution, skipLibCheck off). Run after `npm run build`.
+# modules) and TypeScript (node16 and bundler resolution, skipLibCheck off); runs the README's first
+# snippet verbatim and the shipped demo, and checks that `npm run build` in the installed copy cannot
+# delete its dist/. Run after `npm run build`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -76,4 +78,23 @@ echo "== tsc node16 (ESM .mts and CJS .cts)"
 tsc $common --module node16 --moduleResolution node16 usage.mts usage.cts
 echo "== tsc bundler"
 tsc $common --module esnext --moduleResolution bundler usage.ts
+
+echo "== the README's first snippet, verbatim, from a fresh install"
+node -e '
+  const fs = require("fs");
+  const first = fs.readFileSync(process.argv[1], "utf8").match(/```ts\n([\s\S]*?)```/)[1];
+  fs.writeFileSync("quickstart.mjs", first);' "$root/README.md"
+node quickstart.mjs | tee quickstart.out
+grep -q 'active: true' quickstart.out
+
+echo "== the shipped demo runs from the installed copy"
+(cd node_modules/billing-sdk && npm run demo --silent | tail -n 1)
+
+echo "== npm run build inside the installed copy refuses and keeps dist/"
+if (cd node_modules/billing-sdk && npm run build --silent 2>"$work/build.err"); then
+  echo "build ran in an installed copy"
+  exit 1
+fi
+grep -q 'installed copy' "$work/build.err"
+test -f node_modules/billing-sdk/dist/index.js
 echo "package gate passed"
