@@ -18,6 +18,21 @@ const classicZod = {
   },
 };
 
+/**
+ * In the browser build, `userAgent()` can only return `{}`: browsers forbid setting the header, and
+ * workers have none of the runtimes it names (Deno and Bun load the server build). The stub keeps
+ * that dead code out of every browser bundle.
+ */
+const noUserAgentInBrowsers = {
+  name: 'no-user-agent-in-browsers',
+  setup(build: { onLoad: (o: { filter: RegExp }, f: () => { contents: string; loader: 'ts' }) => void }) {
+    build.onLoad({ filter: /src[\\/]core[\\/]user-agent\.ts$/ }, () => ({
+      contents: 'export function userAgent(): Record<string, string> { return {}; }',
+      loader: 'ts',
+    }));
+  },
+};
+
 export default defineConfig([
   // ESM for servers (Node, Deno, Bun): one file with zod, p-retry and ky inside, so an import
   // reads a single module instead of some hundred (Node's ESM loader pays per file). ky and jose's
@@ -41,6 +56,7 @@ export default defineConfig([
     format: ['esm'],
     platform: 'neutral',
     bundle: false,
+    esbuildPlugins: [noUserAgentInBrowsers],
   },
   // CJS: one bundled file, with the ESM-only dependencies inside.
   {

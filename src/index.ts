@@ -2,7 +2,7 @@
  * billing-sdk: the TypeScript client of the Billing Service API v1. Runs wherever `fetch` and
  * WebCrypto exist: Node 20+, Deno, Bun, edge workers and browsers.
  *
- * @packageDocumentation
+ * @module billing-sdk
  */
 export { BillingClient } from './client.js';
 export { APIPromise, type APIResponseInfo, type WithResponse } from './core/api-promise.js';

@@ -74,7 +74,7 @@ const BRAND = 'brand';
 function inChain(value: unknown, cls: unknown, brand: string | undefined): boolean {
   if (value == null) return false;
   for (let proto = Object.getPrototypeOf(Object(value)); proto; proto = Object.getPrototypeOf(proto)) {
-    const ctor = (proto as { constructor?: Record<string, unknown> }).constructor;
+    const ctor = (proto as { constructor?: Record<string, unknown> | undefined }).constructor;
     if (ctor === cls || (brand && ctor && Object.hasOwn(ctor, BRAND) && ctor[BRAND] === brand)) return true;
   }
   return false;
@@ -84,13 +84,17 @@ function inChain(value: unknown, cls: unknown, brand: string | undefined): boole
 export class BillingError extends Error {
   /** @internal */
   static readonly brand: BillingErrorName = 'BillingError';
+  /**
+   * The class's name as a string literal (each subclass narrows it), so `switch (err.name)` works
+   * after {@link isBillingError}, also across copies of the package.
+   */
   override readonly name: BillingErrorName = 'BillingError';
   /**
    * The idempotency key of the debit or usage event whose call failed (set on every error of
    * `usage.debit` and `usage.record`): call again with the same `event_key` and the service
    * applies it at most once.
    */
-  declare readonly event_key?: string;
+  declare readonly event_key?: string | undefined;
 
   /** `instanceof` by brand: true for errors of this class made by any copy of the package. */
   static override [Symbol.hasInstance](value: unknown): boolean {
@@ -108,13 +112,12 @@ export class BillingError extends Error {
    */
   toJSON(): Record<string, unknown> {
     const { cause } = this;
+    // An undefined cause disappears in JSON.stringify.
     return {
       ...(this as object),
       name: this.name,
       message: this.message,
-      ...(cause === undefined
-        ? {}
-        : { cause: cause instanceof Error ? `${cause.name}: ${cause.message}` : cause }),
+      cause: cause instanceof Error ? `${cause.name}: ${cause.message}` : cause,
     };
   }
 }
@@ -127,6 +130,7 @@ function describe(ctx: RequestContext): string {
 export class APIError extends BillingError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'APIError';
+  /** `'APIError'`, or the name of the subclass for the status (e.g. `'NotFoundError'`). */
   override readonly name: APIErrorName = 'APIError';
   /** HTTP status code. */
   readonly status: number;
@@ -141,6 +145,15 @@ export class APIError extends BillingError {
   /** How long the server asked to wait before a retry (`Retry-After`, `retry-after-ms`), in ms; `undefined` when it did not say. */
   readonly retryAfterMs: number | undefined;
 
+  /**
+   * Built by the SDK from a response; public so tests can build one to stub a failure.
+   *
+   * @param status - The HTTP status.
+   * @param headers - The response headers: a `Headers` is copied with names lower-cased and
+   * credentials and cookies dropped; a plain object is kept as given.
+   * @param body - The response body: parsed JSON, the raw text, or `undefined` when empty.
+   * @param request - SDK method, HTTP method and path of the request.
+   */
   constructor(
     status: number,
     headers: Headers | Record<string, string>,
@@ -184,10 +197,15 @@ function detailOf(body: unknown): string {
 export class BadRequestError extends APIError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'BadRequestError';
+  /** Always `'BadRequestError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'BadRequestError' as const;
   /** Field name → messages, from the `{ "<field>": ["<message>"] }` body. Empty when the body had another shape. */
   readonly fields: Record<string, string[]>;
 
+  /**
+   * As {@link APIError}'s constructor; also reads the body's `{ "<field>": ["<message>"] }` map into
+   * `fields`.
+   */
   constructor(
     status: number,
     headers: Headers | Record<string, string>,
@@ -213,6 +231,7 @@ function fieldsOf(body: unknown): Record<string, string[]> {
 export class AuthenticationError extends APIError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'AuthenticationError';
+  /** Always `'AuthenticationError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'AuthenticationError' as const;
 }
 
@@ -220,6 +239,7 @@ export class AuthenticationError extends APIError {
 export class PermissionDeniedError extends APIError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'PermissionDeniedError';
+  /** Always `'PermissionDeniedError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'PermissionDeniedError' as const;
 }
 
@@ -227,10 +247,12 @@ export class PermissionDeniedError extends APIError {
 export class NotFoundError extends APIError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'NotFoundError';
+  /** Always `'NotFoundError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'NotFoundError' as const;
   /** The `error` message of the body, e.g. `Account not found or invalid subscription tier`; `undefined` for any other body. */
   readonly error: string | undefined;
 
+  /** As {@link APIError}'s constructor; also reads the body's `error` message into `error`. */
   constructor(
     status: number,
     headers: Headers | Record<string, string>,
@@ -247,6 +269,7 @@ export class NotFoundError extends APIError {
 export class ConflictError extends APIError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'ConflictError';
+  /** Always `'ConflictError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'ConflictError' as const;
 }
 
@@ -254,6 +277,7 @@ export class ConflictError extends APIError {
 export class UnprocessableEntityError extends APIError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'UnprocessableEntityError';
+  /** Always `'UnprocessableEntityError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'UnprocessableEntityError' as const;
 }
 
@@ -261,6 +285,7 @@ export class UnprocessableEntityError extends APIError {
 export class RateLimitError extends APIError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'RateLimitError';
+  /** Always `'RateLimitError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'RateLimitError' as const;
 }
 
@@ -268,6 +293,7 @@ export class RateLimitError extends APIError {
 export class InternalServerError extends APIError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'InternalServerError';
+  /** Always `'InternalServerError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'InternalServerError' as const;
 }
 
@@ -287,6 +313,7 @@ export interface AttemptStats {
 export class APIConnectionError extends BillingError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'APIConnectionError';
+  /** `'APIConnectionError'`, or `'APITimeoutError'` for the subclass. */
   override readonly name: 'APIConnectionError' | 'APITimeoutError' = 'APIConnectionError';
   /** SDK method, HTTP method and path of the failed request. */
   readonly request: RequestContext;
@@ -295,9 +322,16 @@ export class APIConnectionError extends BillingError {
   /** Milliseconds from the first attempt to giving up. */
   readonly elapsedMs: number;
 
+  /**
+   * Built by the SDK when no usable response came.
+   *
+   * @param request - SDK method, HTTP method and path of the request.
+   * @param options - `cause`: the underlying error; `message`: replaces the text after the request
+   * description; `attempts` and `elapsedMs`: the {@link AttemptStats} of the call (default 1 and 0).
+   */
   constructor(
     request: RequestContext,
-    options: { cause?: unknown; message?: string } & Partial<AttemptStats> = {},
+    options: { cause?: unknown; message?: string | undefined } & Partial<AttemptStats> = {},
   ) {
     const { attempts = 1, elapsedMs = 0 } = options;
     const what = options.message ?? `: connection error: ${causeText(options.cause)}`;
@@ -318,7 +352,13 @@ function causeText(cause: unknown): string {
   let where: string | undefined;
   let message: string | undefined;
   for (let c = cause, depth = 0; c && typeof c === 'object' && depth < 5; depth++) {
-    const e = c as { code?: unknown; address?: unknown; port?: unknown; message?: unknown; cause?: unknown };
+    const e = c as {
+      code?: unknown;
+      address?: unknown;
+      port?: unknown;
+      message?: unknown;
+      cause?: unknown;
+    };
     if (typeof e.code === 'string') code = e.code;
     if (typeof e.address === 'string') where = e.port === undefined ? e.address : `${e.address}:${e.port}`;
     if (typeof e.message === 'string' && e.message) message = e.message;
@@ -333,17 +373,21 @@ function causeText(cause: unknown): string {
 export class APITimeoutError extends APIConnectionError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'APITimeoutError';
+  /** Always `'APITimeoutError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'APITimeoutError' as const;
   /** The per-attempt timeout that ran out, in ms. */
   readonly timeoutMs: number;
 
+  /**
+   * Built by the SDK when an attempt outlives the `timeout` option.
+   *
+   * @param request - SDK method, HTTP method and path of the request.
+   * @param timeoutMs - The per-attempt timeout that ran out.
+   * @param stats - Attempts made and time spent (default 1 and 0).
+   */
   constructor(request: RequestContext, timeoutMs: number, stats: Partial<AttemptStats> = {}) {
-    super(request, stats);
+    super(request, { ...stats, message: ` timed out after ${timeoutMs} ms` });
     this.timeoutMs = timeoutMs;
-    this.message = `${describe(request)} timed out after ${timeoutMs} ms${statsText(this.attempts, this.elapsedMs)}`;
-    // The stack was captured with the base class's message; keep its first line truthful.
-    if (this.stack)
-      this.stack = `${this.name}: ${this.message}\n${this.stack.split('\n').slice(1).join('\n')}`;
   }
 }
 
@@ -351,10 +395,17 @@ export class APITimeoutError extends APIConnectionError {
 export class APIUserAbortError extends BillingError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'APIUserAbortError';
+  /** Always `'APIUserAbortError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'APIUserAbortError' as const;
   /** SDK method, HTTP method and path of the aborted request. */
   readonly request: RequestContext;
 
+  /**
+   * Built by the SDK when the caller's signal fires.
+   *
+   * @param request - SDK method, HTTP method and path of the request.
+   * @param options - `cause`: the signal's reason.
+   */
   constructor(request: RequestContext, options?: { cause?: unknown }) {
     super(`${describe(request)} was aborted`, options);
     this.request = request;
@@ -365,6 +416,7 @@ export class APIUserAbortError extends BillingError {
 export class ResponseTooLargeError extends BillingError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'ResponseTooLargeError';
+  /** Always `'ResponseTooLargeError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'ResponseTooLargeError' as const;
   /** SDK method, HTTP method and path. */
   readonly request: RequestContext;
@@ -375,6 +427,14 @@ export class ResponseTooLargeError extends BillingError {
   /** The server's id for this request, when it sent one. */
   readonly requestId: string | undefined;
 
+  /**
+   * Built by the SDK when a body passes `maxResponseBytes`.
+   *
+   * @param request - SDK method, HTTP method and path of the request.
+   * @param status - HTTP status of the response.
+   * @param limit - The limit that was passed, in bytes.
+   * @param requestId - The server's request id, when it sent one.
+   */
   constructor(request: RequestContext, status: number, limit: number, requestId: string | undefined) {
     super(
       `${describe(request)} answered ${status} with a body over maxResponseBytes (${limit} bytes); reading stopped`,
@@ -398,12 +458,19 @@ export interface InvalidRequestIssue {
 export class InvalidRequestError extends BillingError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'InvalidRequestError';
+  /** Always `'InvalidRequestError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'InvalidRequestError' as const;
   /** The SDK method called. */
   readonly operation: string;
   /** Every problem found. */
   readonly issues: InvalidRequestIssue[];
 
+  /**
+   * Built by the SDK before sending, when parameters or options break a rule.
+   *
+   * @param operation - The SDK method called, e.g. `invoices.list`.
+   * @param issues - Every problem found; the message lists them.
+   */
   constructor(operation: string, issues: InvalidRequestIssue[]) {
     super(`${operation}: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`);
     this.operation = operation;
@@ -425,6 +492,7 @@ export interface ValidationIssue {
 export class ResponseValidationError extends BillingError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'ResponseValidationError';
+  /** Always `'ResponseValidationError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'ResponseValidationError' as const;
   /** SDK method, HTTP method and path. */
   readonly request: RequestContext;
@@ -433,6 +501,13 @@ export class ResponseValidationError extends BillingError {
   /** The body as received (parsed JSON, or text when it was not JSON). */
   readonly body: unknown;
 
+  /**
+   * Built by the SDK when a body does not match its schema under `validation: 'strict'`.
+   *
+   * @param request - SDK method, HTTP method and path of the request.
+   * @param issues - Every mismatch; the message shows the first five.
+   * @param body - The body as received.
+   */
   constructor(request: RequestContext, issues: ValidationIssue[], body: unknown) {
     const shown = issues
       .slice(0, 5)
@@ -449,6 +524,7 @@ export class ResponseValidationError extends BillingError {
 export class PaginationError extends BillingError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'PaginationError';
+  /** Always `'PaginationError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'PaginationError' as const;
 }
 
@@ -465,10 +541,18 @@ export type HostedLinkErrorCode =
 export class HostedLinkError extends BillingError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'HostedLinkError';
+  /** Always `'HostedLinkError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'HostedLinkError' as const;
   /** What failed. */
   readonly code: HostedLinkErrorCode;
 
+  /**
+   * Built by {@link verifyHostedLink} when a token fails.
+   *
+   * @param code - What failed.
+   * @param message - Human-readable detail.
+   * @param options - `cause`: the underlying error, when there is one.
+   */
   constructor(code: HostedLinkErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
@@ -479,10 +563,17 @@ export class HostedLinkError extends BillingError {
 export class WebhookError extends BillingError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'WebhookError';
+  /** Always `'WebhookError'`: the literal that `switch (err.name)` narrows on. */
   override readonly name = 'WebhookError' as const;
   /** The validation issues, when the body was JSON of the wrong shape. */
   readonly issues: ValidationIssue[];
 
+  /**
+   * Built by the webhook parser when a body is not a valid event.
+   *
+   * @param message - What was wrong.
+   * @param issues - The validation issues, when the body was JSON of the wrong shape.
+   */
   constructor(message: string, issues: ValidationIssue[] = []) {
     super(message);
     this.issues = issues;
@@ -491,24 +582,43 @@ export class WebhookError extends BillingError {
 
 /** Each error name and the class it stands for (a name also matches its subclasses, as `instanceof` does). */
 export interface BillingErrorClasses {
+  /** `isBillingError(err, 'BillingError')` narrows `err` to {@link BillingError}. */
   BillingError: BillingError;
+  /** `isBillingError(err, 'APIError')` narrows `err` to {@link APIError}. */
   APIError: APIError;
+  /** `isBillingError(err, 'BadRequestError')` narrows `err` to {@link BadRequestError}. */
   BadRequestError: BadRequestError;
+  /** `isBillingError(err, 'AuthenticationError')` narrows `err` to {@link AuthenticationError}. */
   AuthenticationError: AuthenticationError;
+  /** `isBillingError(err, 'PermissionDeniedError')` narrows `err` to {@link PermissionDeniedError}. */
   PermissionDeniedError: PermissionDeniedError;
+  /** `isBillingError(err, 'NotFoundError')` narrows `err` to {@link NotFoundError}. */
   NotFoundError: NotFoundError;
+  /** `isBillingError(err, 'ConflictError')` narrows `err` to {@link ConflictError}. */
   ConflictError: ConflictError;
+  /** `isBillingError(err, 'UnprocessableEntityError')` narrows `err` to {@link UnprocessableEntityError}. */
   UnprocessableEntityError: UnprocessableEntityError;
+  /** `isBillingError(err, 'RateLimitError')` narrows `err` to {@link RateLimitError}. */
   RateLimitError: RateLimitError;
+  /** `isBillingError(err, 'InternalServerError')` narrows `err` to {@link InternalServerError}. */
   InternalServerError: InternalServerError;
+  /** `isBillingError(err, 'APIConnectionError')` narrows `err` to {@link APIConnectionError}. */
   APIConnectionError: APIConnectionError;
+  /** `isBillingError(err, 'APITimeoutError')` narrows `err` to {@link APITimeoutError}. */
   APITimeoutError: APITimeoutError;
+  /** `isBillingError(err, 'APIUserAbortError')` narrows `err` to {@link APIUserAbortError}. */
   APIUserAbortError: APIUserAbortError;
+  /** `isBillingError(err, 'ResponseTooLargeError')` narrows `err` to {@link ResponseTooLargeError}. */
   ResponseTooLargeError: ResponseTooLargeError;
+  /** `isBillingError(err, 'InvalidRequestError')` narrows `err` to {@link InvalidRequestError}. */
   InvalidRequestError: InvalidRequestError;
+  /** `isBillingError(err, 'ResponseValidationError')` narrows `err` to {@link ResponseValidationError}. */
   ResponseValidationError: ResponseValidationError;
+  /** `isBillingError(err, 'PaginationError')` narrows `err` to {@link PaginationError}. */
   PaginationError: PaginationError;
+  /** `isBillingError(err, 'HostedLinkError')` narrows `err` to {@link HostedLinkError}. */
   HostedLinkError: HostedLinkError;
+  /** `isBillingError(err, 'WebhookError')` narrows `err` to {@link WebhookError}. */
   WebhookError: WebhookError;
 }
 
@@ -517,7 +627,10 @@ export interface BillingErrorClasses {
  * narrows to the class (`case 'RateLimitError': err.retryAfterMs`).
  */
 export type AnyBillingError = {
-  [N in BillingErrorName]: BillingErrorClasses[N] & { readonly name: N };
+  [N in BillingErrorName]: BillingErrorClasses[N] & {
+    /** The literal name that selects this member of the union. */
+    readonly name: N;
+  };
 }[BillingErrorName];
 
 /**

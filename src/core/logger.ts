@@ -3,9 +3,13 @@ export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
 
 /** Anything with console's four methods: `console`, pino, winston, a test spy. */
 export interface Logger {
+  /** Receives lines at level `error` (none are written today: failures are thrown, not logged). */
   error(message: string, ...rest: unknown[]): void;
+  /** Receives lines at level `warn`: a response that did not match its schema under `validation: 'warn'`. */
   warn(message: string, ...rest: unknown[]): void;
+  /** Receives lines at level `info`: each retry, with its delay and the error that caused it. */
   info(message: string, ...rest: unknown[]): void;
+  /** Receives lines at level `debug`: each attempt's method, path, status, time and request id. */
   debug(message: string, ...rest: unknown[]): void;
 }
 

@@ -108,7 +108,11 @@ const logger: Rule = (v) =>
     : 'must have error, warn, info and debug methods';
 /** Duck-typed rather than `instanceof`: signals from another realm or a polyfill are fine too. */
 const abortSignal: Rule = (v) => {
-  const s = v as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
+  const s = v as {
+    aborted?: unknown;
+    addEventListener?: unknown;
+    removeEventListener?: unknown;
+  };
   return typeof s.aborted === 'boolean' &&
     typeof s.addEventListener === 'function' &&
     typeof s.removeEventListener === 'function'

@@ -164,7 +164,7 @@ export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
   }
 
   /** Collects items into an array, stopping after `limit` items when given. */
-  async toArray(options: { limit?: number } = {}): Promise<T[]> {
+  async toArray(options: { limit?: number | undefined } = {}): Promise<T[]> {
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     const out: T[] = [];
     if (limit <= 0) return out;

@@ -44,7 +44,11 @@ export function scrubCause(cause: unknown, secrets: readonly string[], depth = 0
 /** Whether `error` or anything below it in its cause chain quotes `secret`. */
 function mentions(error: unknown, secret: string, depth = 0): boolean {
   if (!error || typeof error !== 'object' || depth > 5) return false;
-  const { message, stack, cause } = error as { message?: unknown; stack?: unknown; cause?: unknown };
+  const { message, stack, cause } = error as {
+    message?: unknown;
+    stack?: unknown;
+    cause?: unknown;
+  };
   if (typeof message === 'string' && message.includes(secret)) return true;
   if (typeof stack === 'string' && stack.includes(secret)) return true;
   return mentions(cause, secret, depth + 1);

@@ -28,11 +28,11 @@ import { validate } from './validation.js';
 export interface BuiltRequest {
   /** Path relative to the base URL, built with the `path` tag, e.g. `invoices/`. */
   path: string;
-  query?: QueryParams;
+  query?: QueryParams | undefined;
   /** JSON body. */
-  body?: Record<string, unknown>;
+  body?: Record<string, unknown> | undefined;
   /** The call's idempotency key: every error of the call carries it as `event_key`. */
-  eventKey?: string;
+  eventKey?: string | undefined;
 }
 
 /**
@@ -46,19 +46,19 @@ export interface Endpoint<T, R = T> {
   /** Every parameter the method takes, with its rules. */
   rules: Rules;
   /** Rules between parameters (`tier` needs `subscription`). */
-  cross?: CrossRule;
+  cross?: CrossRule | undefined;
   /** Builds the request from the checked parameters; runs once per call, before the first attempt. */
   build(params: Record<string, unknown>): BuiltRequest;
   /** Schema of the response body. */
   schema: Schema<R>;
   /** A POST that is safe to send twice (its body carries an idempotency key): retried like a GET. */
-  idempotent?: boolean;
+  idempotent?: boolean | undefined;
   /** An empty 2xx body is an answer: it is validated as `null`. */
-  allowEmpty?: boolean;
+  allowEmpty?: boolean | undefined;
   /** A non-2xx response whose body is a result (a refusal), not an error. */
-  isResult?: (status: number, body: unknown) => boolean;
+  isResult?: ((status: number, body: unknown) => boolean) | undefined;
   /** Turns the validated body into the method's result. Default: the body itself. */
-  transform?: (data: R, request: BuiltRequest) => T;
+  transform?: ((data: R, request: BuiltRequest) => T) | undefined;
   /** An error that is an answer after all (a documented "not found"): its result, else `undefined`. */
   recover?: (error: BillingError) => T | undefined;
 }
@@ -304,19 +304,23 @@ export class ApiCore {
     of: number,
   ): Promise<Exchange> {
     const started = this.#options.clock.now();
-    const line = (outcome: string, requestId: string | undefined) =>
+    let outcome: unknown;
+    let requestId: string | undefined;
+    try {
+      const exchange = await attempt;
+      outcome = exchange.status;
+      requestId = requestIdOf(exchange.headers);
+      return exchange;
+    } catch (error) {
+      const failed = error as { status?: number; requestId?: string; name?: string };
+      outcome = failed.status ?? failed.name;
+      requestId = failed.requestId;
+      throw error;
+    } finally {
       this.logger.log(
         'debug',
         `${context.method} ${context.path} → ${outcome} in ${this.#options.clock.now() - started} ms (attempt ${n} of ${of}${requestId ? `, request ${requestId}` : ''})`,
       );
-    try {
-      const exchange = await attempt;
-      line(String(exchange.status), requestIdOf(exchange.headers));
-      return exchange;
-    } catch (error) {
-      const { status, requestId, name } = error as { status?: number; requestId?: string; name?: string };
-      line(status === undefined ? String(name) : String(status), requestId);
-      throw error;
     }
   }
 
@@ -389,6 +393,9 @@ function requestIdOf(headers: Headers | undefined): string | undefined {
 
 /** The response info of a recovered error (an `APIError`: the only kind an endpoint recovers from). */
 function responseOf(error: BillingError): APIResponseInfo {
-  const { status = 0, headers = {} } = error as { status?: number; headers?: Record<string, string> };
+  const { status = 0, headers = {} } = error as {
+    status?: number | undefined;
+    headers?: Record<string, string> | undefined;
+  };
   return responseInfo(status, headers);
 }

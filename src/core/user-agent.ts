@@ -7,9 +7,9 @@ import { VERSION } from '../version.js';
  */
 export function userAgent(): Record<string, string> {
   const g = globalThis as {
-    Deno?: { version?: { deno?: string } };
-    Bun?: { version?: string };
-    process?: { versions?: { node?: string } };
+    Deno?: { version?: { deno?: string | undefined } };
+    Bun?: { version?: string | undefined };
+    process?: { versions?: { node?: string | undefined } };
   };
   const runtime = g.Deno?.version?.deno
     ? `deno/${g.Deno.version.deno}`

@@ -3,9 +3,42 @@ import { isWellFormed } from '../core/well-formed.js';
 
 /** Where the link points: a full URL (e.g. from `resolve.publicUrl`), or the app URL and a page id. */
 export type HostedLinkTarget =
-  | { url: string; appUrl?: never; productUrlId?: never; tierUrlId?: never }
-  | { appUrl: string; productUrlId: string; url?: never; tierUrlId?: never }
-  | { appUrl: string; tierUrlId: string; url?: never; productUrlId?: never };
+  | {
+      /** The page's full URL, e.g. from `resolve.publicUrl`; a `u` parameter in it is replaced. */
+      url: string;
+      /** Not with `url`. */
+      appUrl?: never | undefined;
+      /** Not with `url`. */
+      productUrlId?: never | undefined;
+      /** Not with `url`. */
+      tierUrlId?: never | undefined;
+    }
+  | {
+      /**
+       * The host that serves hosted pages (the reference's `{app_url}`); the link is
+       * `<appUrl>/p/<productUrlId>`.
+       */
+      appUrl: string;
+      /** Id of the hosted product page. */
+      productUrlId: string;
+      /** Not with `appUrl`. */
+      url?: never | undefined;
+      /** Not with `productUrlId`. */
+      tierUrlId?: never | undefined;
+    }
+  | {
+      /**
+       * The host that serves hosted pages (the reference's `{app_url}`); the link is
+       * `<appUrl>/t/<tierUrlId>`.
+       */
+      appUrl: string;
+      /** Id of the hosted tier page. */
+      tierUrlId: string;
+      /** Not with `appUrl`. */
+      url?: never | undefined;
+      /** Not with `tierUrlId`. */
+      productUrlId?: never | undefined;
+    };
 
 /** Parameters of {@link signHostedLink}. */
 export type SignHostedLinkParams = HostedLinkTarget & {
@@ -17,7 +50,7 @@ export type SignHostedLinkParams = HostedLinkTarget & {
    * Optional lifetime, more than zero: seconds, or a jose time span such as `'15m'`, `'2 hours'` or
    * `'1.5d'`. No `exp` claim when omitted.
    */
-  expiresIn?: number | string;
+  expiresIn?: number | string | undefined;
 };
 
 const encoder = new TextEncoder();

@@ -8,9 +8,9 @@ export interface HostedLinkClaims {
   /** The account the link was signed for. */
   account_ref_id: string;
   /** Issued at, seconds since the epoch. */
-  iat?: number;
+  iat?: number | undefined;
   /** Expires at, seconds since the epoch (only when signed with `expiresIn`). */
-  exp?: number;
+  exp?: number | undefined;
   /** Any other claim. */
   [claim: string]: unknown;
 }

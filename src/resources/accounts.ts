@@ -9,6 +9,7 @@ import { type FixSubscriptionResult, FixSubscriptionSchema } from '../schemas/fi
 
 /** Parameters of {@link Accounts.status} and {@link Accounts.isActive}. */
 export interface AccountStatusParams {
+  /** Your identifier of the account (sent in the URL path). */
   account_ref_id: string;
   /** Subscription product label; narrows the answer to that subscription. */
   subscription?: string | undefined;
@@ -18,8 +19,11 @@ export interface AccountStatusParams {
 
 /** Parameters of {@link Accounts.fixSubscription}. */
 export interface FixSubscriptionParams {
+  /** Your identifier of the account whose subscription failed to renew. */
   account_ref_id: string;
+  /** `label_name` of the subscription product. */
   subscription_name: string;
+  /** `label_name` of the tier the account is subscribed to. */
   tier_name: string;
 }
 
@@ -49,7 +53,7 @@ const isActive = endpoint<AccountStatus, boolean>({
   recover: (error) => (error instanceof NotFoundError && error.error === NOT_FOUND ? false : undefined),
 });
 
-const fixSubscription = endpoint<{ url?: string } | null, FixSubscriptionResult>({
+const fixSubscription = endpoint<{ url?: string | undefined } | null, FixSubscriptionResult>({
   operation: 'accounts.fixSubscription',
   method: 'GET',
   rules: {

@@ -6,8 +6,11 @@ import { type EntitlementCheck, EntitlementCheckSchema } from '../schemas/entitl
 
 /** Parameters of {@link Entitlements.check}. */
 export interface EntitlementCheckParams {
+  /** Your identifier of the account to check. */
   account_ref_id: string;
+  /** The product's stable code, e.g. `ai-assistant`. */
   product_code: string;
+  /** The entitlement to check, e.g. `export`. */
   entitlement_code: string;
 }
 

@@ -25,12 +25,22 @@ export interface InvoiceListParams {
 export interface InvoiceCreateParams {
   /** Manage id of the product invoiced. */
   product_manage_id: string;
-  /** Amount, a number > 0. */
+  /**
+   * Amount to invoice: a number above 0, sent as given. The reference types it as a number and does
+   * not say whether it is in major units (`250` for 250.00) or minor units (`25000`): check against
+   * your gateway (for example with a sandbox key) before invoicing real customers.
+   */
   amount: number;
+  /** E-mail address of the customer billed; the invoice goes there when `send_to_customer` is true. */
   customer_email: string;
-  /** Lower-case currency code, e.g. `usd`. */
+  /**
+   * Lowercase currency code, e.g. `usd` (the SDK refuses anything but lowercase letters). Which
+   * currency applies when omitted is not stated by the reference.
+   */
   currency?: string | undefined;
+  /** Free-text description of the invoice; where it appears is not stated by the reference. */
   description?: string | undefined;
+  /** Your identifier of the account to attach the invoice to; optional in the reference. */
   account_ref_id?: string | undefined;
   /** `true` e-mails the invoice to the customer. */
   send_to_customer?: boolean | undefined;

@@ -29,7 +29,8 @@ const listTransactions = endpoint({
 /** `billing.transactions`: payment history of an account. */
 export class Transactions extends APIResource {
   /**
-   * Lists an account's transactions, newest first.
+   * Lists an account's full transaction history, in the order the service sends it (the
+   * reference does not state one).
    *
    * @example
    * ```ts

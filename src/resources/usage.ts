@@ -17,6 +17,7 @@ import {
 
 /** Identifies a meter of an account. */
 export interface MeterParams {
+  /** Your identifier of the account. */
   account_ref_id: string;
   /** The product's stable code, e.g. `ai-assistant`. */
   product_code: string;
@@ -26,7 +27,7 @@ export interface MeterParams {
 
 /** Parameters of {@link Usage.debit} and {@link Usage.record}. */
 export interface UsageWriteParams extends MeterParams {
-  /** A positive integer. */
+  /** How much was used or is to be debited: a positive integer count of the meter's units. */
   quantity: number;
   /**
    * Idempotency key, unique per debit attempt or event. Omit it and the SDK generates one, sends it on

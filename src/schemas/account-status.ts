@@ -3,33 +3,58 @@ import type { Schema } from '../core/schema.js';
 import { timestamp } from './common.js';
 import { type SubscriptionTier, SubscriptionTierSchema } from './tier.js';
 
-/** Account status when the lookup resolves to one subscription. */
+/** Account status when the lookup resolves to one subscription (the reference's single form). */
 export interface AccountStatusSingle {
+  /** Your identifier of the account, echoed by the service. */
   account_ref_id: string;
+  /**
+   * Whether the subscription is active: the yes/no access signal. A failed invoice can leave a
+   * subscription past due or incomplete; how those conditions show here is not stated by the
+   * reference.
+   */
   is_active: boolean;
+  /** The customer's e-mail address; the reference says e-mail addresses appear for identification only. */
   customer_email: string;
-  /** ISO 8601 UTC. */
+  /**
+   * An ISO 8601 UTC string; whether it dates the account or the subscription is not stated by the
+   * reference.
+   */
   created_at: string;
-  /** ISO 8601 UTC. */
+  /**
+   * An ISO 8601 UTC string; whether it dates the account or the subscription is not stated by the
+   * reference.
+   */
   updated_at: string;
+  /** The tier the subscription is to. */
   subscription_tier: SubscriptionTier;
 }
 
-/** One subscription of an account, as listed in the multiple form. */
+/** One subscription of an account, as listed in the multiple form (or built by {@link subscriptionsOf}). */
 export interface AccountSubscription {
+  /** Whether this subscription is active. */
   is_active: boolean;
-  /** ISO 8601 UTC. */
+  /** When the subscription was created: an ISO 8601 UTC string. */
   created_at: string;
-  /** ISO 8601 UTC. */
+  /** When the subscription last changed: an ISO 8601 UTC string. */
   updated_at: string;
+  /** The tier the subscription is to. */
   subscription_tier: SubscriptionTier;
 }
 
 /** Account status when the account has several subscriptions and no filter narrowed it to one. */
 export interface AccountStatusMultiple {
+  /** Your identifier of the account, echoed by the service. */
   account_ref_id: string;
+  /** The customer's e-mail address; the reference says e-mail addresses appear for identification only. */
   customer_email: string;
+  /**
+   * The account's subscriptions, each with its own `is_active`; their order is not stated by the reference.
+   */
   subscriptions: AccountSubscription[];
+  /**
+   * How many subscriptions the account has, an integer. The reference does not say whether it can
+   * differ from `subscriptions.length`.
+   */
   total_subscriptions: number;
 }
 

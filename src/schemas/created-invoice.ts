@@ -3,13 +3,17 @@ import type { Schema } from '../core/schema.js';
 
 /** What `invoices.create` returns. */
 export interface CreatedInvoice {
-  /** The hosted page where the customer pays. */
+  /** URL of the processor-hosted page where the customer pays the new invoice. */
   hosted_invoice_url: string;
+  /** The payment processor's id of the new invoice; `invoices.list` reports it under the same name. */
   processor_invoice_id: string;
-  /** Whether the invoice was e-mailed to the customer. */
+  /** Whether the service e-mailed the invoice to the customer (asked for with `send_to_customer`). */
   email_sent: boolean;
-  /** Echo of the request's `return_url`. */
-  return_url?: string | null;
+  /**
+   * The request's `return_url`, echoed. The reference types it as a string; the SDK also accepts it
+   * absent or `null`, since the reference does not say what is sent when the request had none.
+   */
+  return_url?: string | null | undefined;
 }
 
 /** Validates a {@link CreatedInvoice}; unknown fields are kept. */

@@ -1,11 +1,15 @@
 import * as z from 'zod/mini';
 import type { Schema } from '../core/schema.js';
 
-/** Whether an account has a product entitlement. */
+/** Whether an account has a product entitlement, as `entitlements.check` returns it. */
 export interface EntitlementCheck {
+  /** The account asked about, echoed from the request. */
   account_ref_id: string;
+  /** The product's stable code, echoed from the request. */
   product_code: string;
+  /** The entitlement asked about, echoed from the request. */
   entitlement_code: string;
+  /** Whether the account has the entitlement (scoped to the gateway that owns the API key). */
   has_access: boolean;
 }
 

@@ -4,12 +4,15 @@ import type { OpenEnum } from './common.js';
 
 /** Resolve response, shape A: the public URL (it may already carry a `?u=` token). */
 export interface ResolvePublicUrlResponse {
+  /** The customer-facing URL; it may already carry a `?u=` token, which signing replaces. */
   public_url: string;
 }
 
 /** Resolve response, shape B: a redirect. */
 export interface ResolveRedirectResponse {
+  /** `redirect`, the only value the reference shows (an open enum, so another value still parses). */
   type: OpenEnum<'redirect'>;
+  /** The customer-facing URL to redirect to. */
   url: string;
 }
 

@@ -2,21 +2,30 @@ import * as z from 'zod/mini';
 import type { Schema } from '../core/schema.js';
 import type { OpenEnum } from './common.js';
 
-/** A tier of a subscription product. */
+/** A tier of a subscription product, as `tiers.list` and the account status return it. */
 export interface SubscriptionTier {
-  /** Tier label, used in lookups (`tier`, `tier_name`). */
+  /** The tier's label, used in lookups (`tier`, `tier_name`). */
   label_name: string;
-  /** Display name. */
+  /** Display name for customers. */
   name: string;
+  /** Free-text description of the tier, as configured in the catalog. */
   description: string;
-  /** Decimal price as a string, e.g. `"29.00"`. */
+  /**
+   * Price as a decimal string (the reference types it `string (decimal)`), such as `"29.00"`. Keep
+   * it as a string or use a decimal library; do not `parseFloat` money. The tier carries no
+   * currency field, and the reference states neither the currency, nor whether the price is per
+   * `billing_cycle`, nor the number of decimal places.
+   */
   price: string;
-  /** Only `monthly` occurs today. */
+  /**
+   * How often the tier bills: only `monthly` occurs; the reference does not show the other allowed values.
+   */
   billing_cycle: OpenEnum<'monthly'>;
-  /** Comma-separated features in one string; see {@link tierFeatures}. */
+  /** The tier's features as one comma-separated string; {@link tierFeatures} splits it. */
   features: string;
+  /** Whether the tier is marked as popular in the catalog; the reference says nothing more about it. */
   is_popular: boolean;
-  /** Manage id of the owning product. */
+  /** `manage_id` of the subscription product the tier belongs to. */
   product_manage_id: string;
 }
 

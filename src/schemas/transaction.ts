@@ -2,25 +2,47 @@ import * as z from 'zod/mini';
 import type { Schema } from '../core/schema.js';
 import { type OpenEnum, timestamp } from './common.js';
 
-/** Documented transaction statuses. */
+/**
+ * The transaction statuses the reference lists, in its order; {@link TransactionStatus} also admits others.
+ */
 export const TRANSACTION_STATUSES = ['pending', 'completed', 'failed', 'cancelled'] as const;
 
-/** Status of a transaction; other values the API may add are kept as strings. */
+/**
+ * Status of a transaction: one of {@link TRANSACTION_STATUSES}, or another string the service may add
+ * later.
+ */
 export type TransactionStatus = OpenEnum<(typeof TRANSACTION_STATUSES)[number]>;
 
-/** A payment transaction of an account. */
+/** A payment transaction of an account, as `transactions.list` returns it. */
 export interface Transaction {
+  /** The service's id of the transaction, a UUID string. */
   transaction_uuid: string;
+  /** Your identifier of the account, echoed by the service. */
   account_ref_id: string;
+  /**
+   * One of `pending`, `completed`, `failed`, `cancelled` (the reference's list). An open enum: a
+   * value the service adds later is kept as a string. Transitions are not stated by the reference.
+   */
   status: TransactionStatus;
-  /** Decimal amount as a string, e.g. `"19.00"` (no float rounding). */
+  /**
+   * Amount of the transaction as a decimal string (the reference types it `string (decimal)`), e.g.
+   * `"19.00"` in the SDK's mock. Keep it as a string or hand it to a decimal library; do not
+   * `parseFloat` money. The reference gives no example and states neither the number of decimal
+   * places, nor the unit (a decimal string suggests major units), nor whether refunds or failed
+   * payments carry a sign. The SDK checks only that it is a string. Its currency is
+   * {@link Transaction.currency}.
+   */
   amount: string;
-  /** Lower-case currency code, e.g. `usd`. */
+  /**
+   * Currency of `amount`: a lowercase currency code (the reference's words), e.g. `usd`. The
+   * reference does not name the code list.
+   */
   currency: string;
+  /** The customer's e-mail address; the reference says e-mail addresses appear for identification only. */
   customer_email: string;
-  /** ISO 8601 UTC. */
+  /** When the service created the transaction: an ISO 8601 UTC string (format not checked by the SDK). */
   created_at: string;
-  /** ISO 8601 UTC. */
+  /** When the transaction last changed (e.g. its status): an ISO 8601 UTC string. */
   updated_at: string;
 }
 

@@ -7,15 +7,29 @@ export type WebhookEventName = OpenEnum<'subscription-created'>;
 
 /** A lifecycle webhook as the service sends it. */
 export interface WebhookEvent {
+  /**
+   * The event's name. The reference shows only `subscription-created`; it names the other lifecycle
+   * events (payment succeeded, payment failed, cancellation, cancel at period end, incomplete) in
+   * prose only, so switch on the names you know and ignore the rest.
+   */
   event: WebhookEventName;
-  /** Unique per webhook: a retry of the same delivery carries the same id. */
+  /**
+   * A UUID string, unique per webhook: the reference says it "lets the receiver correlate or detect
+   * retries". The reference does not relate it to {@link Transaction.transaction_uuid}.
+   */
   transaction_id: string;
+  /** Your identifier of the account, as originally supplied. */
   account_ref_id: string;
+  /**
+   * The subscription the event is about. The reference does not say whether it is the processor's
+   * id (the one invoices carry as {@link Invoice.processor_subscription_id}).
+   */
   subscription_id: string;
+  /** Whether the subscription is active after the event; confirm with `accounts.status` when it matters. */
   is_active: boolean;
   /** The tier's label name. */
   label_name: string;
-  /** ISO 8601 UTC. */
+  /** When the event happened: an ISO 8601 UTC string. */
   timestamp: string;
 }
 

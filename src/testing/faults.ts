@@ -10,45 +10,45 @@ import { methodMatches, pathMatches } from './matching.js';
  */
 export interface Fault {
   /** HTTP method to match (case-insensitive); all methods when omitted. */
-  method?: string;
+  method?: string | undefined;
   /** Pathname to match: a string is a prefix (e.g. `'/api/invoices/'`), a RegExp is tested. */
-  path?: string | RegExp;
+  path?: string | RegExp | undefined;
   /** How many requests this fault fires on; default 1, `Infinity` allowed. */
-  times?: number;
+  times?: number | undefined;
   /**
    * Chance, from 0 to 1, that the fault fires on a matching request; default 1 (always). When it
    * does not fire, the request goes on to the next matching fault, or to the real handler, and
    * the fault keeps its use (`times` counts only requests it fired on). The draw comes from the
    * mock's `random` option, so a soak is reproducible with `random: seededRandom(seed)`.
    */
-  probability?: number;
+  probability?: number | undefined;
   /** Answer this status instead of running the handler (nothing changes in the store). */
-  status?: number;
+  status?: number | undefined;
   /**
    * Response headers set on the answer given under this fault (a status fault's, or the
    * handler's when only `delayMs`, `encoding` or `stall` apply), replacing any of the same name,
    * e.g. `{ 'retry-after': '1' }` or a fixed `{ 'x-request-id': 'req_test' }` (which is then also
    * the recorded `requestId`).
    */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /**
    * Raw body of a status fault (needs `status`); default a JSON body of the service's shape for
    * that status. Encoded once per fault, so a 50 MB string costs nothing per request.
    */
-  body?: string;
+  body?: string | undefined;
   /**
    * Raw body of a status fault as bytes (needs `status`; exclusive with `body`), sent byte for
    * byte, e.g. an already gzipped body with `headers: { 'content-encoding': 'gzip' }`. Copied when
    * first sent: later changes to the array do not show.
    */
-  bodyBytes?: Uint8Array;
+  bodyBytes?: Uint8Array | undefined;
   /**
    * Compress the answer's body (the fault's `body`/`bodyBytes`, or the handler's JSON) and send
    * `content-encoding: gzip` with the compressed length. A status fault's body is compressed once
    * per fault, so `encoding: 'gzip'` with a 64 MB `body` and `times: Infinity` stays fast. In
    * process, `createMockApp().fetch` decodes it as the platform fetch does.
    */
-  encoding?: 'gzip';
+  encoding?: 'gzip' | undefined;
   /**
    * `'body'`: send the status line, the headers (without `content-length`, so chunked) and the
    * first half of the body (rounded down; of the compressed bytes with `encoding`), then stop
@@ -57,20 +57,20 @@ export interface Fault {
    * `status`, the status fault's body stalls instead. In process, the body is a stream that never
    * closes, and errors when the request's signal aborts. Exclusive with `reset`.
    */
-  stall?: 'body';
+  stall?: 'body' | undefined;
   /** Wait this long before handling; if the client goes away meanwhile, nothing is handled. */
-  delayMs?: number;
+  delayMs?: number | undefined;
   /**
    * Drop the connection without answering. `'before'`: the handler never runs (no state change).
    * `'after'`: the handler runs and commits its change, then the answer is lost.
    */
-  reset?: 'before' | 'after';
+  reset?: 'before' | 'after' | undefined;
 }
 
 /** Options of {@link MockFaults}. */
 export interface MockFaultsOptions {
   /** Numbers in [0, 1) deciding whether a fault with `probability` < 1 fires; default `Math.random`. */
-  random?: () => number;
+  random?: (() => number) | undefined;
 }
 
 interface ActiveFault {
@@ -113,6 +113,7 @@ export class MockFaults {
   #active: ActiveFault[] = [];
   readonly #random: () => number;
 
+  /** No fault active; `options.random` decides probabilistic faults (default `Math.random`). */
   constructor(options: MockFaultsOptions = {}) {
     this.#random = options.random ?? Math.random;
   }

@@ -1,6 +1,8 @@
 /**
  * `billing-sdk/testing`: a stateful in-memory mock of the Billing Service API for tests, examples
  * and demos. Node only. Nothing here is needed at run time by the SDK itself.
+ *
+ * @module billing-sdk/testing
  */
 
 export { createMockApp } from './app.js';

@@ -2,6 +2,7 @@ import { methodMatches, pathMatches } from './matching.js';
 
 /** One `/api/` request as the mock received it, before auth, faults or validation. */
 export interface RecordedRequest {
+  /** HTTP method as received, e.g. `GET`. */
   method: string;
   /** Raw (still percent-encoded) pathname, e.g. `/api/transactions/a%2Fb/`. */
   path: string;
@@ -24,7 +25,12 @@ export interface RecordedRequest {
 
 /** Selects recorded requests by method and/or path (string prefix or RegExp), or by predicate. */
 export type RequestFilter =
-  | { method?: string; path?: string | RegExp }
+  | {
+      /** HTTP method to match, case-insensitively; any method when omitted. */
+      method?: string | undefined;
+      /** Prefix of {@link RecordedRequest.path}, or a RegExp tested against it; any path when omitted. */
+      path?: string | RegExp | undefined;
+    }
   | ((request: RecordedRequest) => boolean);
 
 function matches(filter: RequestFilter | undefined, request: RecordedRequest): boolean {

@@ -18,6 +18,7 @@ export const DEMO = {
   apiKey: 'mock-api-key-demo',
   /** Default signing key for hosted-link tokens. */
   signingKey: 'mock-signing-key-demo',
+  /** The seeded accounts' `account_ref_id`s. */
   accounts: {
     /** One active subscription pro-plan/pro, 45 invoices, 30 transactions, 1000 credits. */
     active: 'acct_active',
@@ -28,92 +29,273 @@ export const DEMO = {
     /** Exists, holds nothing. */
     empty: 'acct_empty',
   },
+  /** The `customer_email` of each seeded account, under the same keys as {@link DEMO.accounts}. */
   emails: {
+    /** E-mail of `acct_active`. */
     active: 'active@example.com',
+    /** E-mail of `acct_multi`. */
     multi: 'multi@example.com',
+    /** E-mail of `acct_past_due`. */
     pastDue: 'past-due@example.com',
+    /** E-mail of `acct_empty`. */
     empty: 'empty@example.com',
   },
+  /** The catalog's products: the ids each endpoint asks for, per product. */
   products: {
+    /**
+     * Subscription product, saas_only with saas_mode: resolves by `subscription_name`; tiers starter, pro,
+     * enterprise.
+     */
     proPlan: {
+      /** Its `manage_id` (`product_manage_id` elsewhere). */
       manage_id: 'prod_pro_plan',
+      /** Its `label_name`: `subscription_name` of tiers, status filters, resolve and fix-subscription. */
       label_name: 'pro-plan',
+      /** Its `product_code`. */
       product_code: 'pro-plan',
+      /** Id of its hosted page, `{app_url}/p/pu_pro_plan`. */
       product_url_id: 'pu_pro_plan',
     },
+    /** Subscription product, not saas_only (resolve answers 404); tier basic. */
     teamPlan: {
+      /** Its `manage_id`. */
       manage_id: 'prod_team_plan',
+      /** Its `label_name`. */
       label_name: 'team-plan',
+      /** Its `product_code`. */
       product_code: 'team-plan',
+      /** Id of its hosted page. */
       product_url_id: 'pu_team_plan',
     },
+    /** Single product at `'19.00'`, saas_only: resolves by `product_name` (with `email`). */
     ebook: {
+      /** Its `manage_id`. */
       manage_id: 'prod_ebook',
+      /** Its `label_name`, the `product_name` of resolve. */
       label_name: 'ebook',
+      /** Its `product_code`. */
       product_code: 'ebook',
+      /** Id of its hosted page, `{app_url}/p/pu_ebook`. */
       product_url_id: 'pu_ebook',
     },
+    /** Single product at `'250.00'`, not saas_only. */
     consulting: {
+      /** Its `manage_id`. */
       manage_id: 'prod_consulting',
+      /** Its `label_name`. */
       label_name: 'consulting',
+      /** Its `product_code`. */
       product_code: 'consulting',
+      /** Id of its hosted page. */
       product_url_id: 'pu_consulting',
     },
+    /** Usage model `prepaid_credits`, meter `credits`: balance and debit; entitlement `export`. */
     aiAssistant: {
+      /** Its `manage_id`. */
       manage_id: 'prod_ai_assistant',
+      /** Its `label_name`. */
       label_name: 'ai-assistant',
+      /** Its `product_code`, as balance, debit and entitlement calls take it. */
       product_code: 'ai-assistant',
+      /** Id of its hosted page. */
       product_url_id: 'pu_ai_assistant',
     },
+    /** Usage model `metered_postpaid`, meter `api_calls`: usage events and summaries. */
     apiGateway: {
+      /** Its `manage_id`. */
       manage_id: 'prod_api_gateway',
+      /** Its `label_name`. */
       label_name: 'api-gateway',
+      /** Its `product_code`, as usage event and summary calls take it. */
       product_code: 'api-gateway',
+      /** Id of its hosted page. */
       product_url_id: 'pu_api_gateway',
     },
   },
+  /** The catalog's tiers: the product label, tier label and hosted page id of each. */
   tiers: {
-    proStarter: { subscription_name: 'pro-plan', label_name: 'starter', tier_url_id: 'tu_pro_plan_starter' },
-    proPro: { subscription_name: 'pro-plan', label_name: 'pro', tier_url_id: 'tu_pro_plan_pro' },
-    proEnterprise: {
+    /** pro-plan/starter at `'9.00'`. */
+    proStarter: {
+      /** The owning product's `label_name`. */
       subscription_name: 'pro-plan',
+      /** The tier's `label_name`. */
+      label_name: 'starter',
+      /** Id of its hosted page, `{app_url}/t/tu_pro_plan_starter`. */
+      tier_url_id: 'tu_pro_plan_starter',
+    },
+    /** pro-plan/pro at `'29.00'`, marked popular; the tier of `acct_active` and `acct_past_due`. */
+    proPro: {
+      /** The owning product's `label_name`. */
+      subscription_name: 'pro-plan',
+      /** The tier's `label_name`. */
+      label_name: 'pro',
+      /** Id of its hosted page. */
+      tier_url_id: 'tu_pro_plan_pro',
+    },
+    /** pro-plan/enterprise at `'99.00'`. */
+    proEnterprise: {
+      /** The owning product's `label_name`. */
+      subscription_name: 'pro-plan',
+      /** The tier's `label_name`. */
       label_name: 'enterprise',
+      /** Id of its hosted page. */
       tier_url_id: 'tu_pro_plan_enterprise',
     },
-    teamBasic: { subscription_name: 'team-plan', label_name: 'basic', tier_url_id: 'tu_team_plan_basic' },
+    /** team-plan/basic at `'49.00'`. */
+    teamBasic: {
+      /** The owning product's `label_name`. */
+      subscription_name: 'team-plan',
+      /** The tier's `label_name`. */
+      label_name: 'basic',
+      /** Id of its hosted page. */
+      tier_url_id: 'tu_team_plan_basic',
+    },
   },
-  meters: { credits: 'credits', apiCalls: 'api_calls' },
-  entitlements: { export: 'export' },
+  /** Meter codes. */
+  meters: {
+    /** Prepaid credits of ai-assistant. */
+    credits: 'credits',
+    /** Postpaid usage of api-gateway. */
+    apiCalls: 'api_calls',
+  },
+  /** Entitlement codes. */
+  entitlements: {
+    /**
+     * Granted to `acct_active` on ai-assistant; any other check of a known account answers `has_access:
+     * false`.
+     */
+    export: 'export',
+  },
   /** Starting `credits` balance of acct_active on ai-assistant. */
   initialCredits: 1000,
+  /** `subscription_id`s of the seeded subscriptions (invoices carry them as `processor_subscription_id`). */
   subscriptions: {
+    /** acct_active on pro-plan/pro, active. */
     activePro: 'sub_mock_0001',
+    /** acct_multi on pro-plan/starter, inactive (replaced by enterprise). */
     multiStarter: 'sub_mock_0002',
+    /** acct_multi on pro-plan/enterprise, active. */
     multiEnterprise: 'sub_mock_0003',
+    /** acct_multi on team-plan/basic, active. */
     multiBasic: 'sub_mock_0004',
+    /** acct_past_due on pro-plan/pro, inactive with an open invoice. */
     pastDuePro: 'sub_mock_0005',
   },
   /** The open, past-due invoice of acct_past_due that fix-subscription points at. */
   pastDueInvoiceId: 'in_past_due_open',
   /** Seeded records per account and status (statuses not listed have none). */
   counts: {
+    /** 45 invoices and 30 transactions: three and two pages at the default page size of 20. */
     acct_active: {
-      invoices: { draft: 3, open: 8, paid: 25, uncollectible: 4, void: 5 },
-      transactions: { pending: 5, completed: 18, failed: 4, cancelled: 3 },
+      /** Invoices per status. */
+      invoices: {
+        /** Draft invoices. */
+        draft: 3,
+        /** Open invoices. */
+        open: 8,
+        /** Paid invoices. */
+        paid: 25,
+        /** Uncollectible invoices. */
+        uncollectible: 4,
+        /** Void invoices. */
+        void: 5,
+      },
+      /** Transactions per status. */
+      transactions: {
+        /** Pending transactions. */
+        pending: 5,
+        /** Completed transactions. */
+        completed: 18,
+        /** Failed transactions. */
+        failed: 4,
+        /** Cancelled transactions. */
+        cancelled: 3,
+      },
     },
-    acct_multi: { invoices: { paid: 3 }, transactions: { completed: 3 } },
-    acct_past_due: { invoices: { paid: 2, open: 1 }, transactions: { completed: 2, failed: 1 } },
-    acct_empty: { invoices: {}, transactions: {} },
+    /** One paid invoice and one completed transaction per subscription. */
+    acct_multi: {
+      /** Invoices per status. */
+      invoices: {
+        /** Paid invoices. */
+        paid: 3,
+      },
+      /** Transactions per status. */
+      transactions: {
+        /** Completed transactions. */
+        completed: 3,
+      },
+    },
+    /** Two paid months, then the open invoice of a failed payment. */
+    acct_past_due: {
+      /** Invoices per status. */
+      invoices: {
+        /** Paid invoices. */
+        paid: 2,
+        /** The open, past-due invoice ({@link DEMO.pastDueInvoiceId}). */
+        open: 1,
+      },
+      /** Transactions per status. */
+      transactions: {
+        /** Completed transactions. */
+        completed: 2,
+        /** The failed payment. */
+        failed: 1,
+      },
+    },
+    /** No records. */
+    acct_empty: {
+      /** None. */
+      invoices: {},
+      /** None. */
+      transactions: {},
+    },
   },
   /** Past api-gateway/api_calls usage of acct_active, so summary ranges are testable. */
   usage: {
+    /** The seeded usage events, oldest first. */
     events: [
-      { event_key: 'seed_usage_0001', timestamp: '2026-01-05T10:00:00Z', quantity: 100 },
-      { event_key: 'seed_usage_0002', timestamp: '2026-01-20T12:30:00Z', quantity: 250 },
-      { event_key: 'seed_usage_0003', timestamp: '2026-02-03T08:15:00Z', quantity: 50 },
-      { event_key: 'seed_usage_0004', timestamp: '2026-02-28T23:59:59Z', quantity: 600 },
-      { event_key: 'seed_usage_0005', timestamp: '2026-03-10T00:00:00Z', quantity: 1000 },
+      {
+        /** Its idempotency key. */
+        event_key: 'seed_usage_0001',
+        /** When the usage happened. */
+        timestamp: '2026-01-05T10:00:00Z',
+        /** Units of `api_calls` used. */
+        quantity: 100,
+      },
+      {
+        /** Its idempotency key. */
+        event_key: 'seed_usage_0002',
+        /** When the usage happened. */
+        timestamp: '2026-01-20T12:30:00Z',
+        /** Units of `api_calls` used. */
+        quantity: 250,
+      },
+      {
+        /** Its idempotency key. */
+        event_key: 'seed_usage_0003',
+        /** When the usage happened. */
+        timestamp: '2026-02-03T08:15:00Z',
+        /** Units of `api_calls` used. */
+        quantity: 50,
+      },
+      {
+        /** Its idempotency key. */
+        event_key: 'seed_usage_0004',
+        /** When the usage happened. */
+        timestamp: '2026-02-28T23:59:59Z',
+        /** Units of `api_calls` used. */
+        quantity: 600,
+      },
+      {
+        /** Its idempotency key. */
+        event_key: 'seed_usage_0005',
+        /** When the usage happened. */
+        timestamp: '2026-03-10T00:00:00Z',
+        /** Units of `api_calls` used. */
+        quantity: 1000,
+      },
     ],
+    /** Sum of the events' quantities: the `total_usage` of a summary without a range. */
     total: 2000,
   },
 } as const;

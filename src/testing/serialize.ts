@@ -98,7 +98,9 @@ function subscriptionTier(store: MockStore, subscription: SubscriptionRecord): R
  * `cancel_at_period_end: true` while a cancellation is scheduled, nothing otherwise: the flag is
  * not in the reference, so ordinary answers keep exactly the documented shape.
  */
-function cancellationScheduled(subscription: SubscriptionRecord): { cancel_at_period_end?: true } {
+function cancellationScheduled(subscription: SubscriptionRecord): {
+  cancel_at_period_end?: true | undefined;
+} {
   return subscription.cancel_at_period_end === true ? { cancel_at_period_end: true } : {};
 }
 

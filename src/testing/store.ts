@@ -16,12 +16,12 @@ import { isoTimestamp } from './time.js';
 /** Options of a {@link MockStore}. */
 export interface MockStoreOptions {
   /** Data loaded at construction and by `reset()`; default `'demo'`. */
-  seed?: SeedName;
+  seed?: SeedName | undefined;
   /**
    * Clock for records created at run time (invoices, debits, usage events). Seed data never
    * reads it, so the seed stays byte-for-byte deterministic.
    */
-  now?: () => Date;
+  now?: (() => Date) | undefined;
 }
 
 /** Fields needed to add an account; `created_at` defaults to the store clock. */
@@ -55,16 +55,20 @@ export type UsageEventInput = Omit<UsageEventRecord, 'timestamp' | 'metadata'> &
 
 /** Filter of {@link MockStore.invoices}; all given criteria must match. */
 export interface InvoiceFilter {
-  account_ref_id?: string;
+  /** Only invoices of this account. */
+  account_ref_id?: string | undefined;
   /** Matches `customer_email`, case-insensitively. */
-  email?: string;
-  status?: InvoiceStatus;
+  email?: string | undefined;
+  /** Only invoices in this status. */
+  status?: InvoiceStatus | undefined;
 }
 
 /** Inclusive time range in epoch milliseconds; a missing bound is open. */
 export interface TimeRange {
-  start?: number;
-  end?: number;
+  /** Earliest time included, in epoch ms; no lower bound when omitted. */
+  start?: number | undefined;
+  /** Latest time included, in epoch ms; no upper bound when omitted. */
+  end?: number | undefined;
 }
 
 const DAY_MS = 86_400_000;
@@ -104,6 +108,7 @@ export class MockStore {
   #subscriptionSeq = 0;
   #uuidSeq = 0;
 
+  /** A store loaded with `options.seed` (default `'demo'`). */
   constructor(options: MockStoreOptions = {}) {
     this.seed = options.seed ?? 'demo';
     this.#now = options.now ?? (() => new Date());

@@ -9,21 +9,21 @@ import type { MockWebhooks } from './webhooks/registry.js';
 /** Options shared by {@link createMockApp} and {@link startMockServer}. */
 export interface MockOptions {
   /** Initial data; `'demo'` (default) or `'empty'` (catalog only, no accounts). */
-  seed?: SeedName;
+  seed?: SeedName | undefined;
   /** The only API key accepted; default `'mock-api-key-demo'`. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Secret that hosted-page tokens must be signed with (HS256); default `'mock-signing-key-demo'`. */
-  signingKey?: string;
+  signingKey?: string | undefined;
   /**
    * Origin of hosted pages and invoice links. By default the origin of each request, so the mock
    * works under whatever host name or in-process origin the client uses.
    */
-  appUrl?: string;
+  appUrl?: string | undefined;
   /**
    * Answer CORS preflights and add `Access-Control-Allow-Origin: *` to every response, for browser
    * tests served from another loopback origin. Default false.
    */
-  cors?: boolean;
+  cors?: boolean | undefined;
   /**
    * HTTP statuses carrying refusal bodies (`approved: false` / `accepted: false`). The reference
    * does not document them, so SDK tests can vary them to prove that refusals are read as results
@@ -31,27 +31,27 @@ export interface MockOptions {
    */
   refusalStatus?: {
     /** Debit refused for lack of credits; default 402. */
-    insufficientCredits?: number;
+    insufficientCredits?: number | undefined;
     /** Debit or event for a product/meter with the wrong usage model; default 422. */
-    invalidUsageModel?: number;
+    invalidUsageModel?: number | undefined;
   };
   /**
    * Receiver of lifecycle webhooks from the start (and again after `reset()`), e.g. a local
    * handler's URL; same as calling `webhooks.register(url)`.
    */
-  webhookUrl?: string;
+  webhookUrl?: string | undefined;
   /**
    * How a webhook the receiver does not acknowledge is retried. The reference does not document
    * the schedule; defaults are short so that tests stay fast: 5 tries, 50 ms doubling, 5 s each.
    */
-  webhookRetry?: MockWebhookRetry;
+  webhookRetry?: MockWebhookRetry | undefined;
   /**
    * Numbers in [0, 1) deciding whether a fault with `probability` < 1 fires; default
    * `Math.random`. Pass `seededRandom(seed)` for a soak that makes the same choices on every run
    * (draws happen in request order, so run the requests one at a time for the exact sequence).
    * `reset()` does not rewind it.
    */
-  random?: () => number;
+  random?: (() => number) | undefined;
 }
 
 /** A fetch-compatible function; accepts what `globalThis.fetch` accepts. */
@@ -66,10 +66,18 @@ export interface MockApp {
    * stalled body being read); gzip and deflate bodies are decoded, headers kept.
    */
   fetch: MockFetch;
+  /** The mock's data: read it to assert, or change it to set up a case. */
   store: MockStore;
+  /** Injected failures (errors, delays, resets, stalls) for the next matching requests. */
   faults: MockFaults;
+  /** Log of every `/api/` request received. */
   requests: RecordedRequests;
+  /** The only API key accepted (`options.apiKey`, default `'mock-api-key-demo'`). */
   apiKey: string;
+  /**
+   * Secret that hosted-link tokens are verified with (`options.signingKey`, default
+   * `'mock-signing-key-demo'`).
+   */
   signingKey: string;
   /** Where lifecycle webhooks go, and what was delivered. */
   webhooks: MockWebhooks;
@@ -86,7 +94,7 @@ export interface MockApp {
 /** Options of {@link startMockServer}. */
 export interface MockServerOptions extends MockOptions {
   /** TCP port on 127.0.0.1; default 0 (an ephemeral port, so test files can run in parallel). */
-  port?: number;
+  port?: number | undefined;
 }
 
 /** A running mock server on loopback. */
@@ -95,10 +103,18 @@ export interface MockServer {
   baseUrl: string;
   /** Host of hosted pages, `http://127.0.0.1:<port>` (or `options.appUrl`). */
   appUrl: string;
+  /** The only API key accepted (`options.apiKey`, default `'mock-api-key-demo'`). */
   apiKey: string;
+  /**
+   * Secret that hosted-link tokens are verified with (`options.signingKey`, default
+   * `'mock-signing-key-demo'`).
+   */
   signingKey: string;
+  /** The mock's data: read it to assert, or change it to set up a case. */
   store: MockStore;
+  /** Injected failures (errors, delays, resets, stalls) for the next matching requests. */
   faults: MockFaults;
+  /** Log of every `/api/` request received. */
   requests: RecordedRequests;
   /** Where lifecycle webhooks go, and what was delivered. */
   webhooks: MockWebhooks;

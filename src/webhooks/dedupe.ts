@@ -4,7 +4,9 @@
  * makes the handler answer 500, so the sender retries later.
  */
 export interface DedupeStore {
+  /** Whether a delivery with this `transaction_id` was already processed. */
   has(id: string): boolean | Promise<boolean>;
+  /** Records `id` as processed; called after `onEvent` succeeded. */
   add(id: string): void | Promise<void>;
 }
 

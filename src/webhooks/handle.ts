@@ -11,14 +11,14 @@ export interface WebhookHandlerOptions {
    */
   onEvent: (event: WebhookEvent) => unknown | Promise<unknown>;
   /** Where processed ids are kept. Default: {@link memoryDedupeStore}. */
-  dedupe?: DedupeStore;
+  dedupe?: DedupeStore | undefined;
   /** Largest body accepted, in bytes; larger → 413. Default 65 536. */
-  maxBodyBytes?: number;
+  maxBodyBytes?: number | undefined;
   /**
    * Told about a failing `onEvent` or dedupe store (the sender only sees a 500 without details).
    * Not awaited: a throw or a rejection here is ignored and the answer stays 500.
    */
-  onError?: (error: unknown, event: WebhookEvent) => void;
+  onError?: ((error: unknown, event: WebhookEvent) => void) | undefined;
 }
 
 /** A status and JSON body, before any framework turns it into a response. */

@@ -5,21 +5,29 @@ import { deliveryAnswerer, type WebhookHandlerOptions, type WebhookReply } from 
  * the main entry imports nothing from Node.
  */
 export interface NodeWebhookRequest {
+  /** HTTP method; anything but `POST` is answered 405. */
   method?: string | undefined;
+  /** Request headers, names lower-cased as Node gives them. */
   headers: Record<string, string | string[] | undefined>;
   /** Set by a body parser (Express `json()`, `raw()`, `text()`); read from the stream when absent. */
   body?: unknown;
+  /** Receives a chunk of the raw body. */
   on(event: 'data', listener: (chunk: Uint8Array | string) => void): unknown;
+  /** Called once the whole body was read. */
   on(event: 'end', listener: () => void): unknown;
+  /** Called when reading the body failed. */
   on(event: 'error', listener: (error: Error) => void): unknown;
   /** True once the stream was consumed (by a body parser): then `body` is all there is. */
-  readableEnded?: boolean;
+  readableEnded?: boolean | undefined;
 }
 
 /** The parts of Node's `ServerResponse` the handler uses. */
 export interface NodeWebhookResponse {
+  /** Status of the answer, set before `end`. */
   statusCode: number;
+  /** Sets one response header. */
   setHeader(name: string, value: string): unknown;
+  /** Sends the body and finishes the answer. */
   end(body?: string): unknown;
 }
 

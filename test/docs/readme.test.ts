@@ -49,7 +49,10 @@ beforeAll(() => {
     writeFileSync(`${dir}block-${i}.mts`, preamble + block);
     // CommonJS: no top-level await there, so the body goes into an async function, as the README says.
     const { imports, body } = split(block);
-    writeFileSync(`${dir}block-${i}.cts`, `${imports}${preamble}export async function main(): Promise<void> {\n${body}}\n`);
+    writeFileSync(
+      `${dir}block-${i}.cts`,
+      `${imports}${preamble}export async function main(): Promise<void> {\n${body}}\n`,
+    );
   });
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -63,7 +66,9 @@ describe('README.md', () => {
   it('every ts block type-checks on its own, as ESM and as CommonJS, under strict, noUncheckedIndexedAccess and exactOptionalPropertyTypes', () => {
     let output = '';
     try {
-      execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, '-p', dir], { encoding: 'utf8' });
+      execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, '-p', dir], {
+        encoding: 'utf8',
+      });
     } catch (error) {
       output = (error as { stdout?: string }).stdout ?? String(error);
     }

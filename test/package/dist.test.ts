@@ -115,4 +115,17 @@ describe('the built package', () => {
       );
     }
   });
+
+  it('every optional property of the public types accepts undefined (exactOptionalPropertyTypes)', () => {
+    // `apiKey: process.env.BILLING_API_KEY` must compile for users with exactOptionalPropertyTypes on.
+    const offenders: string[] = [];
+    for (const file of ['index.d.ts', 'testing/index.d.ts']) {
+      for (const line of readFileSync(dist(file), 'utf8').split('\n')) {
+        const property = line.match(/^\s+(?:readonly\s+)?[\w$]+\?:\s(.*);$/);
+        if (property && !/\b(undefined|unknown|any)\b/.test(property[1] ?? ''))
+          offenders.push(`${file}: ${line.trim()}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
 });

@@ -4,18 +4,19 @@ import { matchingSubscriptions, preferred } from '../subscriptions.js';
 
 /** Which subscription a simulated change applies to. */
 export interface MockLifecycleParams {
+  /** The account whose subscription changes; `subscribe` creates the account when it does not exist. */
   account_ref_id: string;
   /**
    * Label of the subscription product (e.g. `'pro-plan'`). Default: the product of the account's
    * first subscription (for `subscribe` on an account without one, the first in the catalog).
    */
-  subscription?: string;
+  subscription?: string | undefined;
   /**
    * Label of the tier. For `subscribe`, the tier to subscribe to (default the product's first).
    * For the other changes it narrows which subscription is meant; without it, the one the status
    * endpoint reports for the product (active first, then most recently updated).
    */
-  tier?: string;
+  tier?: string | undefined;
 }
 
 /**

@@ -6,11 +6,20 @@ import { queryOf, type RouteContext, route } from './context.js';
 
 /** The resolve endpoint's documented `error` messages. */
 export const RESOLVE_ERRORS = {
+  /**
+   * 400: neither `product_name` nor both `subscription_name` and `tier_name`, or `product_name` with
+   * either.
+   */
   mode: 'Provide product_name or both subscription_name and tier_name',
+  /** 404: no single product with that `product_name`, or one that is not saas_only. */
   productNotFound: 'Product not found',
+  /** 400: `subscription_name` and `tier_name` without `email`. */
   emailForTier: 'email is required when using subscription_name and tier_name',
+  /** 400: a saas_only `product_name` without `email`. */
   emailForProduct: 'email is required when using a saas_only product',
+  /** 404: no subscription product with that `subscription_name`, or one that is not saas_only. */
   subscriptionNotFound: 'Subscription product not found',
+  /** 404: the subscription product has no tier with that `tier_name`. */
   tierNotFound: 'Subscription tier not found',
 } as const;
 

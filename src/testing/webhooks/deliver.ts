@@ -5,11 +5,11 @@ import type { MockWebhookPayload } from './payload.js';
 /** How a webhook is retried; every field has a default so tests set only what they vary. */
 export interface MockWebhookRetry {
   /** Tries in total, the first included; default 5. */
-  attempts?: number;
+  attempts?: number | undefined;
   /** Wait before the first retry, doubled before each further one; default 50 ms. */
-  delayMs?: number;
+  delayMs?: number | undefined;
   /** How long one try may take (answer and body) before it counts as failed; default 5000 ms. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 /** {@link MockWebhookRetry} with the defaults applied. */
@@ -18,15 +18,16 @@ export type RetryPolicy = Required<MockWebhookRetry>;
 /** One POST of a webhook and how the receiver answered it. */
 export interface WebhookAttempt {
   /** HTTP status of the answer; absent when none came (connection refused, reset, timeout). */
-  status?: number;
+  status?: number | undefined;
   /** Why the try counts as failed; absent on success. */
-  error?: string;
+  error?: string | undefined;
   /** True only for a 200 whose JSON body has `received: true`, the reference's receiver contract. */
   ok: boolean;
 }
 
 /** One webhook and every try to deliver it. */
 export interface WebhookDelivery {
+  /** The webhook body that was (or would have been) posted. */
   event: MockWebhookPayload;
   /** Where it was posted; `''` when no receiver was registered (nothing was posted). */
   url: string;
@@ -52,7 +53,9 @@ function describeFailure(error: unknown, timeoutMs: number): string {
   // undici hides the useful part ("ECONNREFUSED", "other side closed") in the cause.
   const cause = error.cause;
   const detail =
-    cause instanceof Error ? ((cause as Error & { code?: string }).code ?? cause.message) : undefined;
+    cause instanceof Error
+      ? ((cause as Error & { code?: string | undefined }).code ?? cause.message)
+      : undefined;
   return detail ? `${error.message} (${detail})` : error.message;
 }
 

@@ -18,10 +18,13 @@ export type MockLifecycleEvent = (typeof LIFECYCLE_EVENTS)[number];
 
 /** A webhook body, exactly the reference's payload shape (nothing more, so receivers see what production sends). */
 export interface MockWebhookPayload {
+  /** Which lifecycle change happened. */
   event: MockLifecycleEvent;
   /** Unique per webhook; retries and `webhooks.redeliver()` repeat it, as the processor would. */
   transaction_id: string;
+  /** The account whose subscription changed. */
   account_ref_id: string;
+  /** The changed subscription's id (invoices of it carry the same id as `processor_subscription_id`). */
   subscription_id: string;
   /** The subscription's state after the change. */
   is_active: boolean;

@@ -1,0 +1,75 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// `npm run docs` is `typedoc` with typedoc.json: it fails on any warning (treatWarningsAsErrors),
+// and an undocumented export or member is a warning (validation.notDocumented). One run, with the
+// project's own config, writing HTML to a temporary directory instead of docs/.
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const typedoc = join(root, 'node_modules', 'typedoc', 'bin', 'typedoc');
+
+let out: string;
+let run: { status: number | null; output: string };
+
+beforeAll(() => {
+  out = mkdtempSync(join(tmpdir(), 'billing-sdk-docs-'));
+  // Node itself rather than npx: npm prints its own warnings, which are not TypeDoc's.
+  const result = spawnSync(process.execPath, [typedoc, '--out', out], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    timeout: 55_000,
+  });
+  run = { status: result.status, output: `${result.stdout}${result.stderr}${result.error ?? ''}` };
+}, 60_000);
+
+afterAll(() => {
+  if (out) rmSync(out, { recursive: true, force: true });
+});
+
+const page = (...path: string[]) => join(out, ...path);
+
+describe('the API reference (npm run docs)', () => {
+  it('builds with no warning and no error: every export and member is documented', () => {
+    const problems = run.output.split('\n').filter((line) => /\[(warning|error)\]/.test(line));
+    expect(problems, run.output).toEqual([]);
+    expect(run.status, run.output).toBe(0);
+  });
+
+  it('has a module per entry point, named as it is imported', () => {
+    expect(existsSync(page('index.html'))).toBe(true);
+    const modules = existsSync(page('modules')) ? readdirSync(page('modules')).join(', ') : 'no docs written';
+    expect(existsSync(page('modules', 'billing-sdk.html')), modules).toBe(true);
+    expect(existsSync(page('modules', 'billing-sdk_testing.html'))).toBe(true);
+  });
+
+  it('has a page for the client, its errors and the mock', () => {
+    for (const name of ['BillingClient', 'APIError', 'NotFoundError']) {
+      expect(existsSync(page('classes', `billing-sdk.${name}.html`)), name).toBe(true);
+    }
+    expect(existsSync(page('classes', 'billing-sdk_testing.MockStore.html'))).toBe(true);
+  });
+
+  it('says what the money fields hold, as the reference states it', () => {
+    const text = (file: string) =>
+      readFileSync(page('interfaces', file), 'utf8')
+        .replace(/<[^>]+>/g, '')
+        .replace(/\s+/g, ' ');
+    const invoice = text('billing-sdk.Invoice.html');
+    expect(invoice).toContain('does not say whether it is in major units');
+    const transaction = text('billing-sdk.Transaction.html');
+    expect(transaction).toContain('decimal string');
+    expect(transaction).toContain('do not parseFloat money');
+  });
+
+  it('leaves internals out', () => {
+    // Protected plumbing of the resource classes and the error classes' static brand.
+    const accounts = readFileSync(page('interfaces', 'billing-sdk.Accounts.html'), 'utf8');
+    expect(accounts).not.toContain('_call');
+    const error = readFileSync(page('classes', 'billing-sdk.BillingError.html'), 'utf8');
+    expect(error).not.toMatch(/>brand</);
+  });
+});
