@@ -1,5 +1,5 @@
 import type { WithResponse } from './api-promise.js';
-import { PaginationError } from './errors.js';
+import { InvalidRequestError, PaginationError } from './errors.js';
 
 /** A list envelope as the API sends it. `next`/`previous` are absent on tiers and products. */
 export interface PageEnvelope<T> {
@@ -10,7 +10,7 @@ export interface PageEnvelope<T> {
 }
 
 /** Loads page number `page` of the same list, with the same parameters. */
-export type PageLoader<T> = (page: number) => Promise<WithResponse<PageEnvelope<T>>>;
+export type PageLoader<T> = (page: number, signal?: AbortSignal) => Promise<WithResponse<PageEnvelope<T>>>;
 
 /**
  * One page of a list. `next` and `previous` are the server's links, kept for reference only: the
@@ -55,21 +55,61 @@ export class Page<T> {
   /** Fetches the next page (same parameters, `page + 1`). Throws {@link PaginationError} when there is none. */
   async getNextPage(): Promise<Page<T>> {
     if (!this.hasNextPage()) throw new PaginationError(`page ${this.page} is the last page`);
-    const before = this.#before + this.results.length;
-    const next = new Page((await this.#load(this.page + 1)).data, this.page + 1, before, this.#load);
+    return this.#follow((await this.#load(this.page + 1)).data);
+  }
+
+  /**
+   * The page after this one, from its envelope. A page that repeats this one, or a `count` that
+   * changed, means the list moved under the walk: items would be skipped or seen twice, so the walk
+   * stops with a {@link PaginationError} instead.
+   */
+  #follow(envelope: PageEnvelope<T>): Page<T> {
+    const next = new Page(envelope, this.page + 1, this.#before + this.results.length, this.#load);
     if (next.results.length > 0 && sameItems(this.results, next.results)) {
       throw new PaginationError(
         `page ${next.page} repeated page ${this.page}: the server ignores the page parameter; stopped instead of looping`,
       );
     }
+    if (next.count !== this.count) {
+      throw new PaginationError(
+        `the list changed during the walk (count ${this.count} on page ${this.page}, ${next.count} on page ${next.page}); stopped rather than skip or repeat items`,
+      );
+    }
     return next;
+  }
+
+  /**
+   * The pages after this one, in order, with up to `concurrency` requested ahead of the consumer.
+   * Page numbers are known from `count` and this page's size, so requests need not wait for one
+   * another; the next request is sent only as the consumer takes a page, and when it stops early
+   * the pages still in flight are aborted.
+   *
+   * @internal
+   */
+  async *walk(concurrency: number): AsyncGenerator<Page<T>, void, undefined> {
+    const size = this.results.length;
+    const last = size > 0 ? this.page + Math.ceil((this.count - this.#before - size) / size) : this.page;
+    const stop = new AbortController();
+    const ahead: Promise<WithResponse<PageEnvelope<T>>>[] = [];
+    let requested = this.page;
+    let page: Page<T> = this;
+    try {
+      while (page.hasNextPage()) {
+        while (ahead.length < concurrency && (requested < last || ahead.length === 0)) {
+          const loading = this.#load(++requested, stop.signal);
+          // Awaited in order below; one left behind by an early stop must not be an unhandled rejection.
+          loading.catch(() => {});
+          ahead.push(loading);
+        }
+        page = page.#follow((await (ahead.shift() as Promise<WithResponse<PageEnvelope<T>>>)).data);
+        yield page;
+      }
+    } finally {
+      stop.abort();
+    }
   }
 }
 
-/**
- * Loads page `start` of a list. Items before a later start page are estimated from the page size,
- * for lists that end on `count`.
- */
 export async function loadFirstPage<T>(
   load: PageLoader<T>,
   start: number,
@@ -147,36 +187,63 @@ export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
   }
 
   /** Every page in order, starting with the first. Holds one page at a time. */
-  async *pages(): AsyncGenerator<Page<T>, void, undefined> {
-    let page = await this.#firstPage();
-    // The first page stays reachable through the memoised promise; drop it so a long walk holds two pages at most.
+  async *pages(options: WalkOptions = {}): AsyncGenerator<Page<T>, void, undefined> {
+    const concurrency = concurrencyOf(options);
+    const first = await this.#firstPage();
+    // The first page stays reachable through the memoised promise; drop it so a long walk holds
+    // only the pages in flight and the one being read.
     this.#promise = undefined;
-    yield page;
-    while (page.hasNextPage()) {
-      page = await page.getNextPage();
-      yield page;
-    }
+    yield first;
+    yield* first.walk(concurrency);
   }
 
-  /** Every item of every page. */
-  async *[Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
-    for await (const page of this.pages()) yield* page.results;
+  /**
+   * Every item of every page, in order; `concurrency` pages are fetched at once (default 1).
+   *
+   * @example
+   * ```ts
+   * for await (const invoice of billing.invoices.list({ account_ref_id: 'acct_1' }).items({ concurrency: 8 })) {
+   *   console.log(invoice.processor_invoice_id);
+   * }
+   * ```
+   */
+  async *items(options: WalkOptions = {}): AsyncGenerator<T, void, undefined> {
+    for await (const page of this.pages(options)) yield* page.results;
   }
 
-  /** Collects items into an array, stopping after `limit` items when given. */
-  async toArray(options: { limit?: number | undefined } = {}): Promise<T[]> {
+  /** Every item of every page, one page at a time: `for await (const item of list)`. */
+  [Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
+    return this.items();
+  }
+
+  /** Collects items into an array, stopping after `limit` items when given; `concurrency` pages are fetched at once. */
+  async toArray(options: WalkOptions & { limit?: number | undefined } = {}): Promise<T[]> {
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     const out: T[] = [];
     if (limit <= 0) return out;
-    for await (const item of this) {
+    for await (const item of this.items(options)) {
       out.push(item);
       if (out.length >= limit) break;
     }
     return out;
   }
 
-  /** Shown by `Object.prototype.toString`. */
   get [Symbol.toStringTag](): string {
     return 'PagePromise';
   }
+}
+
+/** How a list is walked. */
+export interface WalkOptions {
+  /**
+   * Pages requested at once, ahead of the consumer (default 1: one after another). Pages still come
+   * out in order, and at most `concurrency` are held besides the one being read.
+   */
+  concurrency?: number | undefined;
+}
+
+function concurrencyOf(options: WalkOptions): number {
+  const { concurrency = 1 } = options ?? {};
+  if (Number.isInteger(concurrency) && concurrency >= 1) return concurrency;
+  throw new InvalidRequestError('pages', [{ field: 'concurrency', message: 'must be an integer >= 1' }]);
 }

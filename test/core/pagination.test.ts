@@ -72,17 +72,18 @@ describe('pagination', () => {
   });
 
   it('never follows next: the next page goes to the configured base URL', async () => {
-    const results = Array.from({ length: 2 }, () => ({}));
-    mock.server.faults.add({
-      path: '/api/transactions/',
-      status: 200,
-      body: JSON.stringify({
-        count: 4,
-        next: 'https://evil.example/steal?page=2',
-        previous: null,
-        results: results.map((_, i) => tx(i)),
-      }),
-    });
+    for (const page of [1, 2]) {
+      mock.server.faults.add({
+        path: '/api/transactions/',
+        status: 200,
+        body: JSON.stringify({
+          count: 4,
+          next: page === 1 ? 'https://evil.example/steal?page=2' : null,
+          previous: null,
+          results: [tx(page * 2 - 1), tx(page * 2)],
+        }),
+      });
+    }
     const items = await clientFor(mock.server)
       .transactions.list({ account_ref_id: 'acct_active', page_size: 2 })
       .toArray({ limit: 4 });
