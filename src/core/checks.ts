@@ -57,6 +57,20 @@ export const nonNegative: Rule = (v) =>
 /** A function. */
 export const func: Rule = (v) => (typeof v === 'function' ? undefined : 'must be a function');
 
+/** Duck-typed rather than `instanceof`: signals from another realm or a polyfill are fine too. */
+export const abortSignal: Rule = (v) => {
+  const s = v as {
+    aborted?: unknown;
+    addEventListener?: unknown;
+    removeEventListener?: unknown;
+  };
+  return typeof s.aborted === 'boolean' &&
+    typeof s.addEventListener === 'function' &&
+    typeof s.removeEventListener === 'function'
+    ? undefined
+    : 'must be an AbortSignal';
+};
+
 /** A finite number greater than zero. */
 export const positiveNumber: Rule = (v) =>
   typeof v === 'number' && Number.isFinite(v) && v > 0 ? undefined : 'must be a number > 0';

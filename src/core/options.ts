@@ -1,4 +1,15 @@
-import { boolean, check, func, integer, nonNegative, oneOf, positive, type Rule, text } from './checks.js';
+import {
+  abortSignal,
+  boolean,
+  check,
+  func,
+  integer,
+  nonNegative,
+  oneOf,
+  positive,
+  type Rule,
+  text,
+} from './checks.js';
 import { CLOCK, type Clock, realClock } from './clock.js';
 import { isBrowserWindow, readEnv } from './env.js';
 import { BillingError, InvalidRequestError } from './errors.js';
@@ -106,20 +117,6 @@ const logger: Rule = (v) =>
   ['error', 'warn', 'info', 'debug'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function')
     ? undefined
     : 'must have error, warn, info and debug methods';
-/** Duck-typed rather than `instanceof`: signals from another realm or a polyfill are fine too. */
-const abortSignal: Rule = (v) => {
-  const s = v as {
-    aborted?: unknown;
-    addEventListener?: unknown;
-    removeEventListener?: unknown;
-  };
-  return typeof s.aborted === 'boolean' &&
-    typeof s.addEventListener === 'function' &&
-    typeof s.removeEventListener === 'function'
-    ? undefined
-    : 'must be an AbortSignal';
-};
-
 const clientRules: Record<keyof ClientOptions, Rule[]> = {
   apiKey: [text],
   baseUrl: [text],
@@ -138,7 +135,8 @@ const clientRules: Record<keyof ClientOptions, Rule[]> = {
   allowInsecureHttp: [boolean],
 };
 
-const requestRules: Record<keyof RequestOptions, Rule[]> = {
+/** The rules of per-call options, for methods that take more options than these. */
+export const requestRules: Record<keyof RequestOptions, Rule[]> = {
   signal: [abortSignal],
   timeout: [positive],
   maxRetries: [integer(0)],

@@ -1,6 +1,8 @@
 import type { APIPromise } from '../core/api-promise.js';
-import { integer, isoDate, jsonObject, required, text } from '../core/checks.js';
-import type { RequestOptions } from '../core/options.js';
+import { runMany } from '../core/bulk.js';
+import { check, func, integer, isoDate, jsonObject, required, text } from '../core/checks.js';
+import { type BillingError, InvalidRequestError } from '../core/errors.js';
+import { type RequestOptions, requestRules } from '../core/options.js';
 import { APIResource, endpoint } from '../core/resource.js';
 import type { Schema } from '../core/schema.js';
 import { randomUUID } from '../core/uuid.js';
@@ -38,6 +40,19 @@ export interface UsageWriteParams extends MeterParams {
   /** Your own tracking data: a plain JSON object. */
   metadata?: Record<string, unknown> | undefined;
 }
+
+/** Options of {@link Usage.recordMany}: the usual request options (applied to each event), and how to run the batch. */
+export interface RecordManyOptions extends RequestOptions {
+  /** Events sent at once. Default 8. */
+  concurrency?: number | undefined;
+  /** Told after each event settles, e.g. to draw a progress bar. A callback that throws is ignored. */
+  onProgress?: ((progress: { done: number; total: number }) => void) | undefined;
+}
+
+/** How one event of {@link Usage.recordMany} ended, with the key it was (or is to be) recorded under. */
+export type RecordManyResult =
+  | { ok: true; event_key: string; result: UsageEventResult }
+  | { ok: false; event_key: string; error: BillingError };
 
 /** Parameters of {@link Usage.summary}. */
 export interface UsageSummaryParams extends MeterParams {
@@ -141,6 +156,63 @@ export class Usage extends APIResource {
    */
   record(params: UsageWriteParams, options?: RequestOptions): APIPromise<UsageEventResult> {
     return this._call(record, params, options);
+  }
+
+  /**
+   * Records many usage events, `concurrency` at a time, and resolves with one result per event in
+   * input order: its `event_key` and its result, or the typed error it failed with (after its own
+   * retries). Every event gets its key before anything is sent, so a batch that was aborted, or
+   * whose process died, is resumed exactly once by sending the same events with the same keys
+   * again: events already recorded answer `idempotent: true` and are not counted twice. Give each
+   * event your own `event_key` (a job or line id) when the batch must survive a crash of your process.
+   *
+   * Aborting (`signal`) settles the events not yet sent with `APIUserAbortError`; the promise itself
+   * rejects only for invalid options.
+   *
+   * @example
+   * ```ts
+   * const results = await billing.usage.recordMany(events, {
+   *   concurrency: 16,
+   *   onProgress: ({ done, total }) => process.stdout.write(`\r${done}/${total}`),
+   * });
+   * const retryLater = results.filter((r) => !r.ok).map((r) => r.event_key);
+   * ```
+   */
+  async recordMany(
+    events: readonly UsageWriteParams[],
+    options: RecordManyOptions = {},
+  ): Promise<RecordManyResult[]> {
+    if (!Array.isArray(events)) {
+      throw new InvalidRequestError('usage.recordMany', [{ field: 'events', message: 'must be an array' }]);
+    }
+    const {
+      concurrency = 8,
+      onProgress,
+      ...requestOptions
+    } = check(
+      'usage.recordMany',
+      options,
+      { ...requestRules, concurrency: [integer(1)], onProgress: [func] },
+      undefined,
+      'options.',
+    ) as RecordManyOptions;
+    // Keys first: the caller learns every key from the results, sent or not.
+    const keyed = events.map((event) => {
+      const given = (event as { event_key?: unknown } | null)?.event_key;
+      return { ...event, event_key: typeof given === 'string' && given ? given : randomUUID() };
+    });
+    const settled = await runMany(
+      keyed,
+      (event) => this.record(event, requestOptions),
+      concurrency,
+      onProgress && ((done) => onProgress({ done, total: keyed.length })),
+    );
+    return settled.map((outcome, i) => {
+      const event_key = (keyed[i] as { event_key: string }).event_key;
+      return outcome.ok
+        ? { ok: true, event_key, result: outcome.value }
+        : { ok: false, event_key, error: outcome.error as BillingError };
+    });
   }
 
   /** Total usage of a meter, optionally between `start` and `end` (both inclusive). */
