@@ -1,3 +1,4 @@
+import { memoryRateLimiter } from './core/cooldown.js';
 import { type ClientOptions, resolveOptions } from './core/options.js';
 import { ApiCore } from './core/request.js';
 import { Accounts } from './resources/accounts.js';
@@ -51,7 +52,8 @@ export class BillingClient {
    * @throws {@link BillingError} when the key or base URL is missing or unsafe.
    */
   constructor(options: ClientOptions = {}) {
-    this.#options = { ...options };
+    // The cooldown is made here, not among the options' defaults, so clients from withOptions share it.
+    this.#options = { ...options, rateLimiter: options.rateLimiter ?? memoryRateLimiter() };
     const core = new ApiCore(resolveOptions(this.#options));
     this.transactions = new Transactions(core);
     this.accounts = new Accounts(core);

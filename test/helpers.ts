@@ -24,14 +24,19 @@ export function useMockServer(options?: MockServerOptions): { readonly server: M
   return ref;
 }
 
-/** A clock whose waits end at once; `waits` lists every wait the SDK scheduled, in ms. */
+/**
+ * A clock whose waits end at once, moving its own time forward by the wait (so a cooldown that waits
+ * until a moment does pass); `waits` lists every wait the SDK scheduled, in ms.
+ */
 export function instantClock(): Clock & { waits: number[] } {
   const waits: number[] = [];
+  let skipped = 0;
   return {
     waits,
-    now: () => Date.now(),
+    now: () => Date.now() + skipped,
     sleep(ms, signal, onAbort) {
       waits.push(ms);
+      skipped += Math.max(0, ms);
       return signal?.aborted ? Promise.reject(onAbort()) : Promise.resolve();
     },
   };

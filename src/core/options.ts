@@ -11,6 +11,7 @@ import {
   text,
 } from './checks.js';
 import { CLOCK, type Clock, realClock } from './clock.js';
+import { memoryRateLimiter, type RateLimiter } from './cooldown.js';
 import { isBrowserWindow, readEnv } from './env.js';
 import { BillingError, InvalidRequestError } from './errors.js';
 import { headerIssues, isValidApiKey } from './headers.js';
@@ -67,6 +68,12 @@ export interface ClientOptions {
   dangerouslyAllowBrowser?: boolean | undefined;
   /** Allow `http:` to a host that is not loopback (the key would travel in clear). Default false. */
   allowInsecureHttp?: boolean | undefined;
+  /**
+   * The cooldown after a 429 with Retry-After, shared by every request of this client (its own by
+   * default, and shared with clients made by `withOptions`). Pass one {@link memoryRateLimiter} to
+   * several clients to share it between them.
+   */
+  rateLimiter?: RateLimiter | undefined;
 }
 
 /** Per-call options, the last argument of every method. Checked like the client's options. */
@@ -98,6 +105,7 @@ export interface ResolvedOptions {
   logger: Logger;
   logLevel: LogLevel;
   validation: ValidationMode;
+  rateLimiter: RateLimiter;
   clock: Clock;
 }
 
@@ -133,6 +141,10 @@ const clientRules: Record<keyof ClientOptions, Rule[]> = {
   validation: [oneOf(['strict', 'warn', 'off'])],
   dangerouslyAllowBrowser: [boolean],
   allowInsecureHttp: [boolean],
+  rateLimiter: [
+    (v) =>
+      typeof (v as { acquire?: unknown }).acquire === 'function' ? undefined : 'must have an acquire method',
+  ],
 };
 
 /** The rules of per-call options, for methods that take more options than these. */
@@ -200,6 +212,7 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
     logger,
     logLevel: options.logLevel ?? (envLevel && logLevels.includes(envLevel) ? envLevel : 'warn'),
     validation: options.validation ?? 'strict',
+    rateLimiter: options.rateLimiter ?? memoryRateLimiter(),
     clock: (options as { [CLOCK]?: Clock })[CLOCK] ?? realClock,
   };
 }

@@ -8,6 +8,7 @@ import {
   APIUserAbortError,
   BillingError,
   InvalidRequestError,
+  RateLimitError,
   type RequestContext,
   ResponseTooLargeError,
 } from './errors.js';
@@ -183,7 +184,7 @@ export class ApiCore {
       const exchange = await pRetry(
         () => {
           attempts++;
-          const attempt = this.#attempt(call, url);
+          const attempt = this.#admitted(call, url);
           return this.logger.enabled('debug')
             ? this.#logAttempt(attempt, context, attempts, options.maxRetries + 1)
             : attempt;
@@ -214,6 +215,32 @@ export class ApiCore {
       const recovered = endpoint.recover?.(error);
       if (recovered !== undefined) return { data: recovered, response: responseOf(error) };
       throw error;
+    }
+  }
+
+  /**
+   * One attempt through the client's cooldown: it waits while the limiter says so (failing at once
+   * with {@link RateLimitError} when that is longer than `maxRetryDelay`), then tells the limiter how
+   * it went, so a 429 with Retry-After pauses every request that shares the limiter.
+   */
+  async #admitted<T, R>(call: Call<T, R>, url: string): Promise<Exchange> {
+    const { clock, rateLimiter, maxRetryDelay } = this.#options;
+    const { context, options } = call;
+    const aborted = () => new APIUserAbortError(context, { cause: options.signal?.reason });
+    let grant = await untilSettled(rateLimiter.acquire(clock.now()), options.signal, aborted);
+    while ('waitMs' in grant) {
+      if (grant.waitMs > maxRetryDelay) throw cooldownError(context, grant.waitMs);
+      await clock.sleep(grant.waitMs, options.signal, aborted);
+      grant = await untilSettled(rateLimiter.acquire(clock.now()), options.signal, aborted);
+    }
+    let retryAfterMs: number | undefined;
+    try {
+      return await this.#attempt(call, url);
+    } catch (error) {
+      if (error instanceof RateLimitError) retryAfterMs = error.retryAfterMs;
+      throw error;
+    } finally {
+      await grant.release(clock.now(), retryAfterMs);
     }
   }
 
@@ -405,6 +432,35 @@ function classify<T, R>(call: Call<T, R>, status: number, headers: Headers, body
   if ((status >= 200 && status < 300) || call.endpoint.isResult?.(status, body))
     return { status, headers, body };
   throw errorForStatus(status, headers, body, call.context);
+}
+
+/** `value`, or a rejection with `onAbort()`'s error as soon as `signal` aborts (a wait for a probe is cancellable). */
+function untilSettled<T>(
+  value: T | Promise<T>,
+  signal: AbortSignal | undefined,
+  onAbort: () => Error,
+): Promise<T> {
+  if (!signal || typeof (value as { then?: unknown } | null)?.then !== 'function')
+    return Promise.resolve(value);
+  if (signal.aborted) return Promise.reject(onAbort());
+  return new Promise((resolve, reject) => {
+    const abort = () => reject(onAbort());
+    signal.addEventListener('abort', abort, { once: true });
+    Promise.resolve(value)
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
+/**
+ * The error of a request that the cooldown would hold longer than `maxRetryDelay`: a 429 like the
+ * one that started the cooldown, with the wait left as `retryAfterMs`. Nothing was sent.
+ */
+function cooldownError(context: RequestContext, waitMs: number): RateLimitError {
+  const body = {
+    detail: `cooling down after a 429 for ${waitMs} more ms (over maxRetryDelay); nothing was sent`,
+  };
+  return new RateLimitError(429, { 'retry-after-ms': String(waitMs) }, body, context);
 }
 
 /** JSON when it parses, the text itself when not (kept for error bodies), `undefined` when empty. */

@@ -1,0 +1,71 @@
+/**
+ * What a {@link RateLimiter} answers before an attempt: wait this long and ask again, or go (and
+ * report the outcome with `release`). A limiter may also answer with a promise, e.g. of a wait of 0
+ * once a probe in flight has its answer.
+ */
+export type RateLimitGrant =
+  | { waitMs: number }
+  | {
+      /** Called once the attempt ended: `retryAfterMs` is the Retry-After of a 429, else `undefined`. */
+      release(now: number, retryAfterMs: number | undefined): void | Promise<void>;
+    };
+
+/**
+ * A cooldown shared by every request of a client, or of several clients given the same object
+ * (`new BillingClient({ rateLimiter })`): after a 429 with Retry-After, requests wait until the time
+ * has passed, then one request goes first as the probe, and only when it is not refused do the
+ * others follow. During a storm of 429s the service sees one request per Retry-After window, not
+ * one per request in flight. Times are the client's clock (ms since the epoch).
+ */
+export interface RateLimiter {
+  /** Asked before each attempt. */
+  acquire(now: number): RateLimitGrant | Promise<RateLimitGrant>;
+}
+
+/**
+ * The in-process {@link RateLimiter}: each client has its own unless one is passed in options. Pass
+ * the same one to several clients in a process to share their cooldown.
+ *
+ * @example
+ * ```ts
+ * const rateLimiter = memoryRateLimiter();
+ * const a = new BillingClient({ rateLimiter });
+ * const b = new BillingClient({ rateLimiter, timeout: 5_000 });
+ * ```
+ */
+export function memoryRateLimiter(): RateLimiter {
+  let until = 0;
+  let cooling = false;
+  /** Settles when the probe in flight has its answer; requests that wait for it then ask again. */
+  let probe: Promise<RateLimitGrant> | undefined;
+  const cool = (now: number, retryAfterMs: number) => {
+    until = Math.max(until, now + retryAfterMs);
+    cooling = true;
+  };
+  // Requests outside a cooldown can only start one; ending it is the probe's.
+  const free: RateLimitGrant = {
+    release: (now, retryAfterMs) => {
+      if (retryAfterMs !== undefined) cool(now, retryAfterMs);
+    },
+  };
+  return {
+    acquire(now) {
+      if (now < until) return { waitMs: until - now };
+      if (!cooling) return free;
+      if (probe) return probe;
+      let answered: (grant: RateLimitGrant) => void = () => {};
+      probe = new Promise((resolve) => {
+        answered = resolve;
+      });
+      return {
+        release: (later, retryAfterMs) => {
+          probe = undefined;
+          if (retryAfterMs === undefined) cooling = false;
+          else cool(later, retryAfterMs);
+          // The waiters ask again: they go now, or wait out the new window.
+          answered({ waitMs: 0 });
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { memoryRateLimiter, type RateLimitGrant } from '../../src/core/cooldown.js';
+import { RateLimitError } from '../../src/index.js';
+import { caught, clientFor, instantClock, until, useMockServer } from '../helpers.js';
+
+type Release = Extract<RateLimitGrant, { release: unknown }>;
+const released = (grant: RateLimitGrant | Promise<RateLimitGrant>): Release => {
+  if (grant instanceof Promise || 'waitMs' in grant)
+    throw new Error(`expected a grant, got ${JSON.stringify(grant)}`);
+  return grant;
+};
+
+describe('memoryRateLimiter (times given explicitly)', () => {
+  it('lets everything through until a 429 with Retry-After', () => {
+    const limiter = memoryRateLimiter();
+    for (let i = 0; i < 5; i++) released(limiter.acquire(0)).release(1, undefined);
+    expect('release' in (limiter.acquire(2) as RateLimitGrant)).toBe(true);
+  });
+
+  it('after a 429: everyone waits the window, then one probe goes while the rest wait for its answer', async () => {
+    const limiter = memoryRateLimiter();
+    const burst = [released(limiter.acquire(0)), released(limiter.acquire(0))];
+    burst[0]?.release(10, 1000); // until 1010
+    burst[1]?.release(20, 1000); // a later 429 extends it: until 1020
+    expect(limiter.acquire(500)).toEqual({ waitMs: 520 });
+    const probe = released(limiter.acquire(1020));
+    const waiting = limiter.acquire(1021);
+    expect(waiting).toBeInstanceOf(Promise);
+    // The probe is refused again: the waiters learn it and wait out the new window.
+    probe.release(1030, 1000);
+    expect(await waiting).toEqual({ waitMs: 0 });
+    expect(limiter.acquire(1031)).toEqual({ waitMs: 999 });
+    // The next probe succeeds: the cooldown is over for everyone.
+    const second = released(limiter.acquire(2030));
+    const queued = limiter.acquire(2031);
+    second.release(2040, undefined);
+    expect(await queued).toEqual({ waitMs: 0 });
+    expect('release' in (limiter.acquire(2041) as RateLimitGrant)).toBe(true);
+  });
+
+  it('a 429 without Retry-After starts no cooldown (backoff handles it)', () => {
+    const limiter = memoryRateLimiter();
+    released(limiter.acquire(0)).release(1, undefined);
+    expect('release' in (limiter.acquire(2) as RateLimitGrant)).toBe(true);
+  });
+});
+
+const mock = useMockServer();
+const balance = { account_ref_id: 'acct_active', product_code: 'ai-assistant', meter_code: 'credits' };
+
+/** Sends request A, which meets a 429 with Retry-After; its retry is the probe, slowed by `probeMs`. */
+async function startCooldown(billing: ReturnType<typeof clientFor>, probeMs: number) {
+  mock.server.faults.add({ path: '/api/usage/', status: 429, headers: { 'retry-after': '1' } });
+  mock.server.faults.add({ path: '/api/usage/', delayMs: probeMs });
+  const first = billing.usage.balance(balance);
+  await until(() => mock.server.requests.count() === 2); // the 429, then the probe in flight
+  // Wrapped: an async function returning the call's promise would wait for it to settle.
+  return { first };
+}
+
+describe('one cooldown per client, over HTTP', () => {
+  it('a 429 with Retry-After holds every other request of the client until the probe is answered', async () => {
+    const billing = clientFor(mock.server, {}, instantClock());
+    const { first } = await startCooldown(billing, 300);
+    const others = Array.from({ length: 10 }, () => billing.usage.balance(balance));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(mock.server.requests.count()).toBe(2); // nothing sent while the probe is out
+    await Promise.all([first, ...others]);
+    expect(mock.server.requests.count()).toBe(12);
+  });
+
+  it('clients given the same rateLimiter share the cooldown; clients without it do not', async () => {
+    const clock = instantClock();
+    const rateLimiter = memoryRateLimiter();
+    const a = clientFor(mock.server, { rateLimiter }, clock);
+    const b = clientFor(mock.server, { rateLimiter }, clock);
+    const stranger = clientFor(mock.server, {}, clock);
+    const { first } = await startCooldown(a, 300);
+    const shared = Array.from({ length: 5 }, () => b.usage.balance(balance));
+    await stranger.usage.balance(balance); // its own cooldown: not held
+    expect(mock.server.requests.count()).toBe(3);
+    await Promise.all([first, ...shared]);
+    expect(mock.server.requests.count()).toBe(8);
+  });
+
+  it('withOptions clients share their parent’s cooldown', async () => {
+    const clock = instantClock();
+    const parent = clientFor(mock.server, {}, clock);
+    const child = parent.withOptions({ timeout: 5_000 });
+    const { first } = await startCooldown(parent, 300);
+    const held = child.usage.balance(balance);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(mock.server.requests.count()).toBe(2);
+    await Promise.all([first, held]);
+  });
+
+  it('a request the cooldown would hold longer than maxRetryDelay fails at once with RateLimitError, nothing sent', async () => {
+    mock.server.faults.add({ path: '/api/usage/', status: 429, headers: { 'retry-after': '30' } });
+    const billing = clientFor(mock.server, { maxRetryDelay: 5_000 });
+    const first = (await caught(() => billing.usage.balance(balance))) as RateLimitError;
+    expect(first.retryAfterMs).toBe(30_000);
+    const next = (await caught(() => billing.usage.balance(balance))) as RateLimitError;
+    expect(next).toBeInstanceOf(RateLimitError);
+    expect(next.retryAfterMs).toBeGreaterThan(25_000);
+    expect(next.message).toContain('nothing was sent');
+    expect(mock.server.requests.count()).toBe(1);
+  });
+
+  it('in a 429 storm, the service sees one request per window, not one per request in flight', async () => {
+    const billing = clientFor(mock.server, { maxRetries: 10 }, instantClock());
+    mock.server.faults.add({ path: '/api/usage/', status: 429, headers: { 'retry-after': '1' } });
+    // Four more windows of refusals, each probe slowed so that a second request could overlap it.
+    mock.server.faults.add({
+      path: '/api/usage/',
+      status: 429,
+      headers: { 'retry-after': '1' },
+      delayMs: 50,
+      times: 4,
+    });
+    const first = billing.usage.balance(balance);
+    await until(() => mock.server.requests.count() >= 2);
+    const others = Array.from({ length: 10 }, () => billing.usage.balance(balance));
+    let overlap = 0;
+    const sampler = setInterval(() => {
+      overlap = Math.max(overlap, mock.server.activeRequests());
+    }, 5);
+    await Promise.all([first, ...others]);
+    clearInterval(sampler);
+    // 1 refused, 4 refused probes, 1 accepted probe, then the 10 others.
+    expect(mock.server.requests.count()).toBe(16);
+    expect(overlap).toBeLessThanOrEqual(1);
+  });
+});
