@@ -7,6 +7,7 @@ import {
   BillingClient,
   createNodeWebhookHandler,
   InvalidRequestError,
+  memoryRateLimiter,
   NotFoundError,
   RateLimitError,
   signHostedLink,
@@ -234,11 +235,20 @@ try {
 
   heading('Rate limits: a Retry-After longer than maxRetryDelay is not waited out');
   server.faults.add({ path: '/api/invoices/', status: 429, headers: { 'retry-after': '120' } });
-  try {
-    await billing.withOptions({ maxRetryDelay: 10_000 }).invoices.list({ account_ref_id: 'acct_active' });
-  } catch (err) {
-    if (!(err instanceof RateLimitError)) throw err;
-    show(err.name, `retry after ${err.retryAfterMs} ms`);
+  // Its own cooldown (withOptions clients share their parent's): the rest of the demo is not held.
+  const limited = billing.withOptions({ maxRetryDelay: 10_000, rateLimiter: memoryRateLimiter() });
+  for (const attempt of ['first call', 'during the cooldown']) {
+    const sentBefore = server.requests.count();
+    try {
+      await limited.invoices.list({ account_ref_id: 'acct_active' });
+    } catch (err) {
+      if (!(err instanceof RateLimitError)) throw err;
+      const sent = server.requests.count() - sentBefore;
+      show(
+        `${attempt}: ${err.name}`,
+        `retry after ${Math.round(err.retryAfterMs / 1000)} s, ${sent} request${sent === 1 ? '' : 's'} sent`,
+      );
+    }
   }
 
   heading('Timeouts and AbortSignal');

@@ -17,7 +17,10 @@ const here = fileURLToPath(new URL('.', import.meta.url));
  * client app never signs a link, so jose's signing chunk is not downloaded.
  */
 const apps = [
-  { name: 'BillingClient + invoices.list', entry: 'client-app.js', budget: 24_000, skip: /jose-sign/ },
+  // 25.5 KB, not the design's 24: parallel pagination, recordMany and the shared cooldown (issue 11)
+  // add ~1.2 KB to every client, since a client's methods cannot be tree-shaken. Loading them on
+  // first use was measured and is a net loss (the split-off shared chunk compresses ~0.8 KB worse).
+  { name: 'BillingClient + invoices.list', entry: 'client-app.js', budget: 25_500, skip: /jose-sign/ },
   { name: 'signHostedLink only', entry: 'sign-app.js', budget: 6_000, skip: undefined },
 ];
 

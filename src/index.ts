@@ -6,6 +6,7 @@
  */
 export { BillingClient } from './client.js';
 export { APIPromise, type APIResponseInfo, type WithResponse } from './core/api-promise.js';
+export { memoryRateLimiter, type RateLimiter, type RateLimitGrant } from './core/cooldown.js';
 export {
   type AnyBillingError,
   APIConnectionError,
@@ -39,7 +40,7 @@ export {
 } from './core/errors.js';
 export type { Logger, LogLevel } from './core/logger.js';
 export type { AuthHeader, ClientOptions, FetchLike, RequestOptions, ValidationMode } from './core/options.js';
-export { Page, PagePromise } from './core/pagination.js';
+export { Page, PagePromise, type WalkOptions } from './core/pagination.js';
 export { type HostedLinkTarget, type SignHostedLinkParams, signHostedLink } from './links/sign.js';
 export { type HostedLinkClaims, type VerifiedHostedLink, verifyHostedLink } from './links/verify.js';
 export type { AccountStatusParams, Accounts, FixSubscriptionParams } from './resources/accounts.js';
@@ -49,7 +50,14 @@ export type { Products } from './resources/products.js';
 export type { Resolve, ResolveParams, SignedUrlOptions } from './resources/resolve.js';
 export type { TierListParams, Tiers } from './resources/tiers.js';
 export type { TransactionListParams, Transactions } from './resources/transactions.js';
-export type { MeterParams, Usage, UsageSummaryParams, UsageWriteParams } from './resources/usage.js';
+export type {
+  MeterParams,
+  RecordManyOptions,
+  RecordManyResult,
+  Usage,
+  UsageSummaryParams,
+  UsageWriteParams,
+} from './resources/usage.js';
 // Response types are the public contract; the schema objects that check them stay internal.
 export {
   type AccountStatus,

@@ -4,7 +4,10 @@
  * once a probe in flight has its answer.
  */
 export type RateLimitGrant =
-  | { waitMs: number }
+  | {
+      /** Milliseconds to wait before asking again. */
+      waitMs: number;
+    }
   | {
       /** Called once the attempt ended: `retryAfterMs` is the Retry-After of a 429, else `undefined`. */
       release(now: number, retryAfterMs: number | undefined): void | Promise<void>;

@@ -16,6 +16,7 @@ import { isBrowserWindow, readEnv } from './env.js';
 import { BillingError, InvalidRequestError } from './errors.js';
 import { headerIssues, isValidApiKey } from './headers.js';
 import type { Logger, LogLevel } from './logger.js';
+import { anySignal } from './signals.js';
 
 /** What to do when a response does not match its schema. */
 export type ValidationMode = 'strict' | 'warn' | 'off';
@@ -229,7 +230,9 @@ export function callOptions(
   check(operation, options, requestRules, undefined, 'options.');
   const o = (options ?? {}) as RequestOptions;
   return {
-    signal: o.signal,
+    // The call's own signal, following the caller's: the SDK's listeners go on it, not on a signal
+    // the caller may share between many calls.
+    signal: o.signal && anySignal([o.signal]),
     timeout: o.timeout ?? defaults.timeout,
     maxRetries: o.maxRetries ?? defaults.maxRetries,
     headers: o.headers,

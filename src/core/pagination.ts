@@ -228,6 +228,7 @@ export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
     return out;
   }
 
+  /** Shown by `Object.prototype.toString`. */
   get [Symbol.toStringTag](): string {
     return 'PagePromise';
   }

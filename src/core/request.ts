@@ -20,6 +20,7 @@ import { BodyTooLarge, readBody, untilAborted } from './read-body.js';
 import { scrubCause } from './redact.js';
 import { retryDecision } from './retry.js';
 import type { Schema } from './schema.js';
+import { anySignal } from './signals.js';
 import { Transport } from './transport.js';
 import { type QueryParams, queryString, UnsafeUrlValue } from './url.js';
 import { userAgent } from './user-agent.js';
@@ -135,13 +136,10 @@ export class ApiCore {
       const pageSize = typeof query.page_size === 'number' ? query.page_size : 20;
       // `page` goes on the wire only when it was asked for or is past the first: products takes no page parameter.
       const load = async (page: number, stop?: AbortSignal) => {
-        const { signal, unlink } = linkSignals(call.options.signal, stop);
+        const caller = call.options.signal;
+        const signal = caller && stop ? anySignal([caller, stop]) : (caller ?? stop);
         const built = page === start ? call.built : { ...call.built, query: { ...query, page } };
-        try {
-          return await this.#send({ ...call, built, options: { ...call.options, signal } });
-        } finally {
-          unlink();
-        }
+        return this.#send({ ...call, built, options: { ...call.options, signal } });
       };
       return loadFirstPage(load, start, pageSize);
     });
@@ -380,29 +378,6 @@ export class ApiCore {
     if (hasBody) headers['content-type'] = 'application/json';
     return headers;
   }
-}
-
-/**
- * One signal that aborts when either does: the caller's, and a walk's that stops pages it no longer
- * needs. `unlink` removes the listener from the caller's signal, which may outlive many pages.
- */
-function linkSignals(
-  caller: AbortSignal | undefined,
-  stop: AbortSignal | undefined,
-): { signal: AbortSignal | undefined; unlink: () => void } {
-  if (!caller || !stop) return { signal: caller ?? stop, unlink: () => {} };
-  const both = new AbortController();
-  const abort = () => both.abort(caller.aborted ? caller.reason : stop.reason);
-  if (caller.aborted || stop.aborted) abort();
-  caller.addEventListener('abort', abort, { once: true });
-  stop.addEventListener('abort', abort, { once: true });
-  return {
-    signal: both.signal,
-    unlink: () => {
-      caller.removeEventListener('abort', abort);
-      stop.removeEventListener('abort', abort);
-    },
-  };
 }
 
 /**

@@ -51,8 +51,22 @@ export interface RecordManyOptions extends RequestOptions {
 
 /** How one event of {@link Usage.recordMany} ended, with the key it was (or is to be) recorded under. */
 export type RecordManyResult =
-  | { ok: true; event_key: string; result: UsageEventResult }
-  | { ok: false; event_key: string; error: BillingError };
+  | {
+      /** The service answered: `result` says whether the event was accepted. */
+      ok: true;
+      /** The key the event was sent under. */
+      event_key: string;
+      /** The service's answer, as `usage.record` returns it. */
+      result: UsageEventResult;
+    }
+  | {
+      /** The event failed for good (after its retries), or was never sent (bad input, an abort). */
+      ok: false;
+      /** The key to resubmit it with: the service applies it at most once. */
+      event_key: string;
+      /** Why it failed. */
+      error: BillingError;
+    };
 
 /** Parameters of {@link Usage.summary}. */
 export interface UsageSummaryParams extends MeterParams {

@@ -26,6 +26,11 @@ const expected: Record<string, RegExp[]> = {
     /receiver: payment-succeeded for acct_active: access granted/,
     /answered 200, onEvent not run again/,
   ],
+  'bulk-usage.mjs': [
+    /first run: \d+ recorded, \d+ left/,
+    /second run: all 2000 ok, \d+ were already recorded/,
+    /usage added: 3999 \(the log holds 3999\): exactly once/,
+  ],
   'metering.mjs': [/job-2: \{ ran: false, reason: 'insufficient_credits'/, /credits left: 960/],
 };
 

@@ -1,6 +1,7 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { APIUserAbortError, InvalidRequestError, type UsageWriteParams } from '../../src/index.js';
-import { caught, clientFor, useMockServer } from '../helpers.js';
+import { caught, clientFor, until, useMockServer } from '../helpers.js';
 
 const mock = useMockServer();
 const meter = { account_ref_id: 'acct_active', product_code: 'api-gateway', meter_code: 'api_calls' };
@@ -74,6 +75,20 @@ describe('usage.recordMany', () => {
     );
     expect(resumed.every((r) => r.ok)).toBe(true);
     expect(total()).toBe(before + 40);
+  });
+
+  it('a signal shared by the whole batch does not collect a listener per event in flight', async () => {
+    // Node warns past ten listeners on one signal; sixteen events in flight must not trip it.
+    const controller = new AbortController();
+    mock.server.faults.add({ path: '/api/usage/events/', delayMs: 200, times: 16 });
+    const batch = clientFor(mock.server).usage.recordMany(events(32), {
+      concurrency: 16,
+      signal: controller.signal,
+    });
+    await until(() => mock.server.requests.count() >= 16);
+    expect(getEventListeners(controller.signal, 'abort').length).toBeLessThanOrEqual(1);
+    const results = await batch;
+    expect(results.every((r) => r.ok)).toBe(true);
   });
 
   it('reports progress as done/total, ending at total', async () => {

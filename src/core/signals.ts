@@ -1,0 +1,19 @@
+/**
+ * A signal that aborts when any of `signals` does. Through `AbortSignal.any` where the runtime has
+ * it, which adds no listener to the sources: a caller's signal shared by many concurrent calls
+ * (a batch, `Promise.all`) would otherwise collect a listener per call, and Node warns past ten.
+ * Elsewhere (a polyfilled signal, an older runtime), a listener per source does the same job.
+ */
+export function anySignal(signals: readonly AbortSignal[]): AbortSignal {
+  const native = (AbortSignal as { any?: (s: AbortSignal[]) => AbortSignal }).any;
+  if (native && signals.every((s) => s instanceof AbortSignal)) return native([...signals]);
+  const both = new AbortController();
+  for (const source of signals) {
+    if (source.aborted) {
+      both.abort(source.reason);
+      break;
+    }
+    source.addEventListener('abort', () => both.abort(source.reason), { once: true });
+  }
+  return both.signal;
+}
