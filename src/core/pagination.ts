@@ -86,17 +86,21 @@ export class Page<T> {
    *
    * @internal
    */
-  async *walk(concurrency: number): AsyncGenerator<Page<T>, void, undefined> {
-    const size = this.results.length;
-    const last = size > 0 ? this.page + Math.ceil((this.count - this.#before - size) / size) : this.page;
+  static async *walk<T>(from: Page<T>, concurrency: number): AsyncGenerator<Page<T>, void, undefined> {
+    // A static generator holding only the current page: a method's frame would keep `this`, the
+    // first page, alive for the whole walk.
+    let page = from;
+    const load = page.#load;
+    const size = page.results.length;
+    const last = size > 0 ? page.page + Math.ceil((page.count - page.#before - size) / size) : page.page;
     const stop = new AbortController();
     const ahead: Promise<WithResponse<PageEnvelope<T>>>[] = [];
-    let requested = this.page;
-    let page: Page<T> = this;
+    let requested = page.page;
+    from = undefined as unknown as Page<T>;
     try {
       while (page.hasNextPage()) {
         while (ahead.length < concurrency && (requested < last || ahead.length === 0)) {
-          const loading = this.#load(++requested, stop.signal);
+          const loading = load(++requested, stop.signal);
           // Awaited in order below; one left behind by an early stop must not be an unhandled rejection.
           loading.catch(() => {});
           ahead.push(loading);
@@ -189,12 +193,14 @@ export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
   /** Every page in order, starting with the first. Holds one page at a time. */
   async *pages(options: WalkOptions = {}): AsyncGenerator<Page<T>, void, undefined> {
     const concurrency = concurrencyOf(options);
-    const first = await this.#firstPage();
-    // The first page stays reachable through the memoised promise; drop it so a long walk holds
-    // only the pages in flight and the one being read.
+    let first: Page<T> | undefined = await this.#firstPage();
+    // The first page stays reachable through the memoised promise and this frame; drop both so a
+    // long walk holds only the pages in flight and the one being read.
     this.#promise = undefined;
     yield first;
-    yield* first.walk(concurrency);
+    const rest = Page.walk(first, concurrency);
+    first = undefined;
+    yield* rest;
   }
 
   /**
