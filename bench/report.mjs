@@ -6,7 +6,9 @@ import { FLAT_LIMIT_BYTES, MARKS } from './memory.mjs';
 export const BASELINE = 'fetch';
 /** The SDK the goals are about. */
 export const SUBJECT = 'billing-sdk';
-export const GOALS = { rpsRatio: 0.9, cpuRatio: 1.15 };
+/** The plain HTTP library billing-sdk is built on: its CPU is compared with `ky(...).json()` too. */
+export const KY = 'ky';
+export const GOALS = { rpsRatio: 0.9, cpuRatio: 1.15, cpuVsKy: 1.1 };
 
 /**
  * @typedef {object} Sample  one child's measurement
@@ -68,6 +70,24 @@ export function cell(samples, client, concurrency) {
 }
 
 /**
+ * Per-round ratio of `client`'s CPU per request to `other`'s (same round, same concurrency): median and
+ * min–max over rounds, like {@link cell}'s ratios to raw fetch.
+ * @param {Sample[]} samples @param {string} client @param {string} other @param {number} concurrency
+ */
+export function cpuRatioTo(samples, client, other, concurrency) {
+  const base = new Map(
+    samples.filter((s) => s.client === other && s.concurrency === concurrency).map((s) => [s.round, s]),
+  );
+  const ratios = [];
+  for (const s of samples) {
+    if (s.client !== client || s.concurrency !== concurrency) continue;
+    const b = base.get(s.round);
+    if (b) ratios.push(s.cpuUsPerReq / b.cpuUsPerReq);
+  }
+  return stats(ratios);
+}
+
+/**
  * Everything the report shows, computed once.
  * @param {object} data  see run.mjs
  */
@@ -123,6 +143,15 @@ export function summarize(data) {
     goals.push({
       ok,
       text: `${SUBJECT} client CPU per request: ${parts} raw fetch (goal ≤ ${GOALS.cpuRatio}× at each)`,
+    });
+  }
+  {
+    const ratios = concurrencies.map((k) => cpuRatioTo(samples, SUBJECT, KY, k));
+    const ok = ratios.every((r) => r.n > 0) ? ratios.every((r) => r.median <= GOALS.cpuVsKy) : null;
+    const parts = concurrencies.map((k, i) => `${fmtRatio(ratios[i])} at c=${k}`).join(', ');
+    goals.push({
+      ok,
+      text: `${SUBJECT} client CPU per request vs plain \`ky(...).json()\`: ${parts} (goal ≤ ${GOALS.cpuVsKy.toFixed(2)}× at each; per-round ratio, same run)`,
     });
   }
   if (coldRows) {

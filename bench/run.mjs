@@ -9,6 +9,24 @@
 //
 // Flags: --rounds N (5), --duration ms (1500), --warmup ms (2000), --concurrency 1,32, --only a,b,
 // --cold N (15 samples per package), --skip cold,memory,sizes, --out file (bench/RESULTS.md), --build.
+// The normal run also reports billing-sdk's CPU per request against plain `ky(...).json()` (goal ≤ 1.10×).
+//
+//   npm run bench -- --workloads                  # the workload mode instead (about 3 min on 2 cores)
+//   npm run bench -- --workloads --skip storm,heap --rounds 1 --events 500
+//
+// Workload mode (bench/workloads.mjs, bench/workload-child.mjs): the server answers after --latency ms
+// (20) and billing-sdk is measured against the peers on whole workloads: a walk of 200 pages
+// (billing-sdk `pages({ concurrency })` at 1 and 8 vs openai-node's and stripe-node's own
+// auto-pagination, --rounds N rounds, 3 by default here), --events N usage events (2000: a sequential
+// `usage.record` loop vs `recordMany` at concurrency 16, then recordMany under the server's fault mode),
+// a --storm ms (10000) storm of 429s against 16 concurrent loops per client, and the heap while walking
+// 1000 pages at concurrency 8. --skip takes walk,events,faults,storm,heap; --only takes billing-sdk
+// (always kept), openai, stripe; --out and --build as above.
+//
+// RESULTS.md: the workload run writes only the section between `<!-- workloads:start -->` and
+// `<!-- workloads:end -->` (appended at the end when missing) and leaves the rest of the file as it is;
+// the normal run rewrites the file and carries that section over unchanged. A partial workload run
+// (--skip, --only) rewrites that section with only what it measured: give it --out for a scratch file.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -20,6 +38,16 @@ import { measureColdImports } from './cold-import.mjs';
 import { measureMemory } from './memory.mjs';
 import { BASELINE, renderCompact, renderMarkdown, summarize } from './report.mjs';
 import { resultOf, runNode } from './spawn.mjs';
+import {
+  extractWorkloads,
+  renderWorkloadsCompact,
+  renderWorkloadsMarkdown,
+  runWorkloads,
+  spliceWorkloads,
+  summarizeWorkloads,
+  WORKLOAD_CLIENTS,
+  WORKLOAD_PARTS,
+} from './workloads.mjs';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const root = resolve(benchDir, '..');
@@ -32,7 +60,8 @@ const argv = process.argv.slice(2);
 const { values: flags } = parseArgs({
   args: argv,
   options: {
-    rounds: { type: 'string', default: '5' },
+    // 5 for the normal run, 3 (walk rounds) for --workloads.
+    rounds: { type: 'string' },
     duration: { type: 'string', default: '1500' },
     // 2 s, not less: traced per 250 ms on this 2-core machine (Node 20), every client (raw fetch
     // included) keeps speeding up for 1.5–2 s while V8 optimises undici, zod and the clients; with a
@@ -44,6 +73,10 @@ const { values: flags } = parseArgs({
     skip: { type: 'string', default: '' },
     out: { type: 'string', default: join(benchDir, 'RESULTS.md') },
     build: { type: 'boolean', default: false },
+    workloads: { type: 'boolean', default: false },
+    latency: { type: 'string', default: '20' },
+    events: { type: 'string', default: '2000' },
+    storm: { type: 'string', default: '10000' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -64,16 +97,28 @@ function positiveInt(name, value) {
   if (!Number.isInteger(n) || n < 1) usage(`--${name} must be a positive integer, got ${value}`);
   return n;
 }
-const rounds = positiveInt('rounds', flags.rounds);
+const workloadMode = flags.workloads;
+const rounds = positiveInt('rounds', flags.rounds ?? (workloadMode ? '3' : '5'));
 const durationMs = positiveInt('duration', flags.duration);
 const warmupMs = positiveInt('warmup', flags.warmup);
 const coldN = positiveInt('cold', flags.cold);
 const concurrencies = flags.concurrency.split(',').map((c) => positiveInt('concurrency', c));
 const skip = new Set(flags.skip.split(',').filter(Boolean));
-const only = flags.only ? flags.only.split(',').filter(Boolean) : ALL_CLIENTS;
+const knownClients = workloadMode ? WORKLOAD_CLIENTS : ALL_CLIENTS;
+const only = flags.only ? flags.only.split(',').filter(Boolean) : knownClients;
 for (const name of only) {
-  if (!ALL_CLIENTS.includes(name)) usage(`unknown client ${name}; known: ${ALL_CLIENTS.join(', ')}`);
+  if (!knownClients.includes(name)) usage(`unknown client ${name}; known: ${knownClients.join(', ')}`);
 }
+if (workloadMode) {
+  for (const part of skip) {
+    if (!WORKLOAD_PARTS.includes(part))
+      usage(`--skip ${part}: with --workloads, parts are ${WORKLOAD_PARTS.join(', ')}`);
+  }
+}
+const latencyMs = Number(flags.latency);
+if (!Number.isFinite(latencyMs) || latencyMs < 0) usage(`--latency must be ≥ 0 ms, got ${flags.latency}`);
+const eventsN = positiveInt('events', flags.events);
+const stormMs = positiveInt('storm', flags.storm);
 // Raw fetch is every ratio's denominator, so it is always measured.
 const clientNames = ALL_CLIENTS.filter((n) => n === BASELINE || only.includes(n));
 
@@ -144,11 +189,13 @@ function distFingerprint() {
 /**
  * Starts bench/server.mjs and waits for the port it prints. It stops when its stdin closes, so it
  * cannot outlive this process.
+ * @param {{workloads: boolean, latencyMs: number} | undefined} [options]  none: the normal server
  * @returns {Promise<{port: number, pageBytes: number, stop: () => Promise<void>}>}
  */
-function startServer() {
+function startServer(options) {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [join(benchDir, 'server.mjs')], {
+    const args = [join(benchDir, 'server.mjs'), ...(options ? [JSON.stringify(options)] : [])];
+    const child = spawn(process.execPath, args, {
       cwd: benchDir,
       stdio: ['pipe', 'pipe', 'inherit'],
     });
@@ -239,16 +286,78 @@ function machine() {
   };
 }
 
+const command =
+  process.env.npm_lifecycle_event === 'bench'
+    ? `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`
+    : `node bench/run.mjs${argv.length ? ` ${argv.join(' ')}` : ''}`;
+
+/** The file as it is, or '' when there is none. @param {string} path */
+function readOr(path) {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** `--workloads`: only the workload measurements, written into their own section of the results file. */
+async function mainWorkloads() {
+  ensureBenchDeps();
+  ensureBuilt();
+  const distAtStart = distFingerprint();
+  const machineAtStart = machine();
+  const server = await startServer({ workloads: true, latencyMs });
+  log(`server on 127.0.0.1:${server.port} (separate process), ${latencyMs} ms latency per response`);
+  let data;
+  try {
+    data = await runWorkloads({
+      port: server.port,
+      cwd: benchDir,
+      log,
+      rounds,
+      events: eventsN,
+      stormMs,
+      clients: only.includes('billing-sdk') ? only : ['billing-sdk', ...only],
+      skip,
+    });
+  } finally {
+    await server.stop();
+  }
+  const meta = {
+    date: new Date().toISOString(),
+    command,
+    latencyMs,
+    rounds,
+    machine: machineAtStart,
+    node: process.version,
+    versions: versions(distAtStart),
+    distChanged: distFingerprint() !== distAtStart,
+    totalSeconds: (performance.now() - started) / 1000,
+  };
+  if (meta.distChanged)
+    log('WARNING: dist/ changed during the run: the SDK was rebuilt while being measured');
+  const summary = summarizeWorkloads(data);
+  const existing = readOr(flags.out) || '# billing-sdk benchmark results\n';
+  writeFileSync(flags.out, spliceWorkloads(existing, renderWorkloadsMarkdown(data, summary, meta)));
+  process.stdout.write(renderWorkloadsCompact(summary, meta));
+  const shown = relative(process.cwd(), flags.out);
+  process.stdout.write(`written ${shown.startsWith('..') ? flags.out : shown} (Workloads section)\n`);
+  const failed =
+    Object.keys(data.walkFailures).length > 0 ||
+    Object.keys(data.eventFailures).length > 0 ||
+    data.storm.some((s) => s.failed) ||
+    Boolean(data.heap?.failed);
+  if (failed || meta.distChanged) process.exitCode = 1;
+}
+
 async function main() {
+  if (workloadMode) return mainWorkloads();
   ensureBenchDeps();
   ensureBuilt();
   const distAtStart = distFingerprint();
   const meta = {
     date: new Date().toISOString(),
-    command:
-      process.env.npm_lifecycle_event === 'bench'
-        ? `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`
-        : `node bench/run.mjs${argv.length ? ` ${argv.join(' ')}` : ''}`,
+    command,
     rounds,
     warmupMs,
     durationMs,
@@ -337,7 +446,9 @@ async function main() {
   meta.totalSeconds = (performance.now() - started) / 1000;
   const data = { meta, clients, concurrencies, samples, cold, memory, sizes };
   const summary = summarize(data);
-  writeFileSync(flags.out, renderMarkdown(data, summary));
+  // The workloads section of the file (written by --workloads runs) is carried over as it is.
+  const kept = extractWorkloads(readOr(flags.out));
+  writeFileSync(flags.out, renderMarkdown(data, summary) + (kept ? `\n${kept}` : ''));
   process.stdout.write(renderCompact(data, summary));
   const shown = relative(process.cwd(), flags.out);
   process.stdout.write(`written ${shown.startsWith('..') ? flags.out : shown}\n`);

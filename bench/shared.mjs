@@ -52,3 +52,25 @@ export function targetFor(port) {
 
 /** Prefix of the one line a child prints for its parent, so stray library output cannot be mistaken for it. */
 export const RESULT_PREFIX = 'BENCH_RESULT ';
+
+// ---- Workload mode (`npm run bench -- --workloads`): see server.mjs and workloads.mjs. ----
+
+/** The header every workload client sends so the server can count requests per client. */
+export const CLIENT_HEADER = 'x-bench-client';
+
+/** The account whose invoice list is walked in the walk workload: WALK_PAGES pages of PAGE_SIZE. */
+export const WALK_ACCOUNT = 'acct_walk';
+export const WALK_PAGES = 200;
+
+/** openai-node's base URL is `<origin>${OPENAI_BASE}`; its list is `${OPENAI_BASE}/invoices`. */
+export const OPENAI_BASE = '/openai/v1';
+/** stripe-node's own path for `stripe.invoices.list()`. */
+export const STRIPE_INVOICES = '/v1/invoices';
+
+/** Usage endpoints, as billing-sdk sends them under `/api/`. */
+export const USAGE_EVENTS_PATH = '/api/usage/events/';
+export const BALANCE_PATH = '/api/usage/credits/balance/';
+/** The meter every usage call of the bench uses. */
+export const METER = Object.freeze({ product_code: 'api-gateway', meter_code: 'api_calls' });
+/** The query of every balance call: `?account_ref_id=acct_1&product_code=…&meter_code=…`. */
+export const BALANCE_QUERY = Object.freeze({ account_ref_id: 'acct_1', ...METER });

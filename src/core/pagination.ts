@@ -200,7 +200,12 @@ export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
     yield first;
     const rest = Page.walk(first, concurrency);
     first = undefined;
-    yield* rest;
+    // A loop, not `yield* rest`: delegation kept the last iterator result (and its page) alive.
+    for (;;) {
+      const next = await rest.next();
+      if (next.done) return;
+      yield next.value;
+    }
   }
 
   /**
