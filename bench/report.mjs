@@ -30,7 +30,7 @@ export function median(xs) {
 }
 
 /** Median, min and max of a list (NaN when empty). @param {number[]} xs */
-function stats(xs) {
+export function stats(xs) {
   return {
     median: median(xs),
     min: xs.length ? Math.min(...xs) : Number.NaN,
@@ -178,15 +178,15 @@ function goal(r, pass, text) {
   return { ok: r && r.n > 0 ? pass(r.median) : null, text };
 }
 
-const fmtInt = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '–');
-const fmtNum = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+export const fmtInt = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '–');
+export const fmtNum = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 const fmtMs = (x) => (Number.isFinite(x) ? `${x.toFixed(1)} ms` : '–');
 /** `0.93× (0.90–0.95)`: median of the per-round ratios, then their min–max. */
-function fmtRatio(r) {
+export function fmtRatio(r) {
   if (!r || r.n === 0) return '–';
   return r.n > 1 ? `${fmtNum(r.median)}× (${fmtNum(r.min)}–${fmtNum(r.max)})` : `${fmtNum(r.median)}×`;
 }
-function fmtBytes(b) {
+export function fmtBytes(b) {
   if (!Number.isFinite(b)) return '–';
   const sign = b < 0 ? '−' : '+';
   const a = Math.abs(b);
@@ -195,11 +195,11 @@ function fmtBytes(b) {
     : `${sign}${(a / 1024).toFixed(0)} KiB`;
 }
 const kb = (b) => `${(b / 1000).toFixed(1)} KB`;
-const fmtMiB = (b) => `${(b / 1024 / 1024).toFixed(2)} MiB`;
-const mark = (ok) => (ok === null ? 'N/A ' : ok ? 'PASS' : 'FAIL');
+export const fmtMiB = (b) => `${(b / 1024 / 1024).toFixed(2)} MiB`;
+export const mark = (ok) => (ok === null ? 'N/A ' : ok ? 'PASS' : 'FAIL');
 
 /** @param {string[]} header @param {string[][]} body */
-function mdTable(header, body) {
+export function mdTable(header, body) {
   return [
     `| ${header.join(' | ')} |`,
     `|${header.map(() => '---').join('|')}|`,

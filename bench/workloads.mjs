@@ -6,7 +6,7 @@
 // markers so that a normal run and a workloads run each rewrite only their own part (spliceWorkloads).
 import { fileURLToPath } from 'node:url';
 import { FLAT_LIMIT_BYTES } from './memory.mjs';
-import { median } from './report.mjs';
+import { fmtBytes, fmtInt, fmtMiB, fmtNum, fmtRatio, mark, mdTable, median, stats } from './report.mjs';
 import { PAGE_SIZE, PAGES, WALK_PAGES } from './shared.mjs';
 import { resultOf, runNode } from './spawn.mjs';
 import { PEERS } from './workload-clients.mjs';
@@ -206,16 +206,6 @@ export function stormWindows(stats, arrivals) {
   };
 }
 
-/** Median, min, max. @param {number[]} xs */
-function stats(xs) {
-  return {
-    median: median(xs),
-    min: xs.length ? Math.min(...xs) : Number.NaN,
-    max: xs.length ? Math.max(...xs) : Number.NaN,
-    n: xs.length,
-  };
-}
-
 /** Everything the report shows, computed once. @param {Awaited<ReturnType<typeof runWorkloads>>} data */
 export function summarizeWorkloads(data) {
   const goals = [];
@@ -373,34 +363,9 @@ export function summarizeWorkloads(data) {
   };
 }
 
-const fmtInt = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '–');
-const fmtNum = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 const fmtMs = (x) => (Number.isFinite(x) ? `${Math.round(x).toLocaleString('en-US')} ms` : '–');
 const fmtKiB = (b) => (Number.isFinite(b) ? `${(b / 1024).toFixed(1)} KiB` : '–');
-const fmtMiB = (b) => `${(b / 1024 / 1024).toFixed(2)} MiB`;
-function fmtBytes(b) {
-  if (!Number.isFinite(b)) return '–';
-  const sign = b < 0 ? '−' : '+';
-  const a = Math.abs(b);
-  return a >= 1024 * 1024
-    ? `${sign}${(a / 1024 / 1024).toFixed(2)} MiB`
-    : `${sign}${(a / 1024).toFixed(0)} KiB`;
-}
-function fmtRatio(r) {
-  if (!r || r.n === 0) return '–';
-  return r.n > 1 ? `${fmtNum(r.median)}× (${fmtNum(r.min)}–${fmtNum(r.max)})` : `${fmtNum(r.median)}×`;
-}
 const firstLine = (s) => String(s).split('\n').slice(0, 2).join(' ').slice(0, 200);
-const mark = (ok) => (ok === null ? 'N/A ' : ok ? 'PASS' : 'FAIL');
-
-/** @param {string[]} header @param {string[][]} body */
-function mdTable(header, body) {
-  return [
-    `| ${header.join(' | ')} |`,
-    `|${header.map(() => '---').join('|')}|`,
-    ...body.map((r) => `| ${r.join(' | ')} |`),
-  ].join('\n');
-}
 
 export const START_MARK = '<!-- workloads:start -->';
 export const END_MARK = '<!-- workloads:end -->';
