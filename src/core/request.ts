@@ -71,6 +71,8 @@ interface Call<T, R> {
   built: BuiltRequest;
   options: CallOptions;
   context: RequestContext;
+  /** The full URL, query included: built once, when the call is checked. */
+  url: string;
   headers: Record<string, string>;
   body: string | undefined;
 }
@@ -138,8 +140,10 @@ export class ApiCore {
       const load = async (page: number, stop?: AbortSignal) => {
         const caller = call.options.signal;
         const signal = caller && stop ? anySignal([caller, stop]) : (caller ?? stop);
-        const built = page === start ? call.built : { ...call.built, query: { ...query, page } };
-        return this.#send({ ...call, built, options: { ...call.options, signal } });
+        if (page === start) return this.#send({ ...call, options: { ...call.options, signal } });
+        const built = { ...call.built, query: { ...query, page } };
+        const url = this.#options.baseUrl + built.path + queryString(built.query);
+        return this.#send({ ...call, built, url, options: { ...call.options, signal } });
       };
       return loadFirstPage(load, start, pageSize);
     });
@@ -149,12 +153,16 @@ export class ApiCore {
   #prepare<T, R>(endpoint: Endpoint<T, R>, params: unknown, options: unknown): Call<T, R> {
     const { operation, method } = endpoint;
     const call = callOptions(operation, options, this.#options);
-    const { built, body } = buildRequest(endpoint, check(operation, params, endpoint.rules, endpoint.cross));
+    const { built, search, body } = buildRequest(
+      endpoint,
+      check(operation, params, endpoint.rules, endpoint.cross),
+    );
     return {
       endpoint,
       built,
       options: call,
       context: { operation, method, path: this.#options.basePath + built.path },
+      url: this.#options.baseUrl + built.path + search,
       headers: this.#headers(body !== undefined, call.headers),
       body,
     };
@@ -168,7 +176,7 @@ export class ApiCore {
   async #send<T, R>(call: Call<T, R>): Promise<WithResponse<T>> {
     const { endpoint, context, options } = call;
     const { signal } = options;
-    const url = this.#options.baseUrl + call.built.path + queryString(call.built.query);
+    const { url } = call;
     const policy = {
       maxRetries: options.maxRetries,
       maxRetryDelay: this.#options.maxRetryDelay,
@@ -388,11 +396,12 @@ export class ApiCore {
 function buildRequest<T, R>(
   endpoint: Endpoint<T, R>,
   params: Record<string, unknown>,
-): { built: BuiltRequest; body: string | undefined } {
+): { built: BuiltRequest; search: string; body: string | undefined } {
   try {
     const built = endpoint.build(params);
-    queryString(built.query); // the same encoding #send uses: refuse here, not mid-retry
-    return { built, body: built.body === undefined ? undefined : JSON.stringify(built.body) };
+    // Encoded once, here: a value it refuses fails the call before anything is sent.
+    const search = queryString(built.query);
+    return { built, search, body: built.body === undefined ? undefined : JSON.stringify(built.body) };
   } catch (error) {
     if (error instanceof UnsafeUrlValue) throw new InvalidRequestError(endpoint.operation, [error.issue]);
     throw error;
