@@ -51,7 +51,7 @@ export default defineConfig([
   // `sideEffects: false`, so a bundler drops every module an app does not use.
   {
     ...shared,
-    entry: ['src/**/*.ts', '!src/testing/**'],
+    entry: ['src/**/*.ts', '!src/testing/**', '!src/redis/**'],
     outDir: 'dist/browser',
     format: ['esm'],
     platform: 'neutral',
@@ -67,6 +67,24 @@ export default defineConfig([
     noExternal: [...esmOnly, 'zod'],
     dts: true,
     ...classicZod,
+  },
+  // `billing-sdk/redis`: the shared dedupe store and cooldown. It imports no Redis client (the
+  // application passes its own in), so it is neutral like the main entry.
+  {
+    ...shared,
+    entry: { 'redis/index': 'src/redis/index.ts' },
+    format: ['esm', 'cjs'],
+    platform: 'neutral',
+    dts: true,
+  },
+  // `npx billing-sdk-mock`: the mock as a standalone server, for tests in other languages and processes.
+  {
+    ...shared,
+    entry: { 'bin/billing-sdk-mock': 'src/testing/bin.ts' },
+    format: ['esm'],
+    platform: 'node',
+    noExternal: ['hono'],
+    banner: { js: '#!/usr/bin/env node' },
   },
   // The mock server is Node-only. hono is bundled into it so that it is not a runtime dependency.
   {
