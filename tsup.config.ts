@@ -4,7 +4,7 @@ import { defineConfig } from 'tsup';
 // works even where Node cannot `require()` an ES module (--no-experimental-require-module).
 const esmOnly = ['ky', 'p-retry', 'is-network-error', 'jose'];
 
-const shared = { sourcemap: true, target: 'es2022' } as const;
+const shared = { sourcemap: true, target: 'es2022', removeNodeProtocol: false } as const;
 
 /**
  * Server builds validate with classic zod, whose object parser is compiled (`new Function`) and
@@ -30,6 +30,11 @@ const noUserAgentInBrowsers = {
       contents: 'export function userAgent(): Record<string, string> { return {}; }',
       loader: 'ts',
     }));
+    // Browsers and workers run ky on their fetch: no undici, no node:zlib in their bundles.
+    build.onLoad({ filter: /src[\\/]core[\\/]default-engine\.ts$/ }, () => ({
+      contents: 'export function defaultEngine(): undefined { return undefined; }',
+      loader: 'ts',
+    }));
   },
 };
 
@@ -51,7 +56,7 @@ export default defineConfig([
   // `sideEffects: false`, so a bundler drops every module an app does not use.
   {
     ...shared,
-    entry: ['src/**/*.ts', '!src/testing/**', '!src/redis/**'],
+    entry: ['src/**/*.ts', '!src/testing/**', '!src/redis/**', '!src/core/undici-engine.ts'],
     outDir: 'dist/browser',
     format: ['esm'],
     platform: 'neutral',

@@ -69,6 +69,14 @@ export function withClock(options: ClientOptions, clock: Clock): ClientOptions {
 }
 
 /**
+ * The engine under ky that tests run on: `BILLING_TEST_ENGINE=fetch` runs them on the global fetch
+ * (what Deno, Bun, browsers and workers use); by default they run on the SDK's default, in Node
+ * undici's dispatcher API. CI runs the core's tests both ways.
+ */
+export const TEST_ENGINE: 'default' | 'fetch' =
+  process.env.BILLING_TEST_ENGINE === 'fetch' ? 'fetch' : 'default';
+
+/**
  * A client pointed at `server`, quiet unless a test asks for logs. Its retry waits end at once
  * (pass a clock to see them): no test sits through a backoff.
  */
@@ -77,8 +85,15 @@ export function clientFor(
   options: ClientOptions = {},
   clock: Clock = instantClock(),
 ): BillingClient {
+  const engine: ClientOptions =
+    TEST_ENGINE === 'fetch' && !options.dispatcher
+      ? { fetch: (input, init) => globalThis.fetch(input, init) }
+      : {};
   return new BillingClient(
-    withClock({ apiKey: server.apiKey, baseUrl: server.baseUrl, logLevel: 'off', ...options }, clock),
+    withClock(
+      { apiKey: server.apiKey, baseUrl: server.baseUrl, logLevel: 'off', ...engine, ...options },
+      clock,
+    ),
   );
 }
 

@@ -1,3 +1,4 @@
+import type { Dispatcher } from 'undici';
 import {
   abortSignal,
   boolean,
@@ -55,8 +56,19 @@ export interface ClientOptions {
   retryDelay?: ((retry: number) => number) | undefined;
   /** Largest response body read, in bytes after decompression; a larger one fails with {@link ResponseTooLargeError}. Default 4 MiB. */
   maxResponseBytes?: number | undefined;
-  /** Custom fetch, the engine under ky. Default `globalThis.fetch`. */
+  /**
+   * Custom fetch, the engine under ky. Default: in Node, the SDK's engine on undici's dispatcher
+   * API (see `dispatcher`); in Deno, Bun, browsers and workers, `globalThis.fetch`.
+   */
   fetch?: FetchLike | undefined;
+  /**
+   * Node only (ignored elsewhere): the undici dispatcher requests go through when no `fetch` is
+   * given, e.g. `new Agent({ connections: 16, keepAliveTimeout: 10_000 })`, a `ProxyAgent`, or
+   * `getGlobalDispatcher()` to share Node's global one. Default: one undici `Agent` shared by every
+   * client in the process, with undici's defaults (those of Node's fetch): no limit on connections
+   * per origin, idle sockets kept 4 s. Cannot be combined with `fetch`.
+   */
+  dispatcher?: Dispatcher | undefined;
   /** Headers sent with every request. Per-call headers override them; neither can override the credentials. */
   headers?: Record<string, string> | undefined;
   /** Where log lines go. Default `console`. Secrets are removed before they reach it, and a logger that throws is ignored. */
@@ -102,6 +114,7 @@ export interface ResolvedOptions {
   retryDelay: ((retry: number) => number) | undefined;
   maxResponseBytes: number;
   fetch: FetchLike | undefined;
+  dispatcher: Dispatcher | undefined;
   headers: Record<string, string>;
   logger: Logger;
   logLevel: LogLevel;
@@ -136,6 +149,12 @@ const clientRules: Record<keyof ClientOptions, Rule[]> = {
   retryDelay: [func],
   maxResponseBytes: [positive],
   fetch: [func],
+  dispatcher: [
+    (v) =>
+      typeof (v as { request?: unknown }).request === 'function'
+        ? undefined
+        : 'must be an undici Dispatcher (with a request method)',
+  ],
   headers: [headers],
   logger: [logger],
   logLevel: [oneOf(logLevels)],
@@ -187,6 +206,14 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
     );
   }
   const base = normaliseBaseUrl(rawBase, options.allowInsecureHttp ?? false);
+  if (options.fetch && options.dispatcher) {
+    throw new InvalidRequestError('new BillingClient', [
+      {
+        field: 'dispatcher',
+        message: 'cannot be combined with fetch (a custom fetch picks its own dispatcher)',
+      },
+    ]);
+  }
   const envLevel = readEnv('BILLING_LOG') as LogLevel | undefined;
   const logger = options.logger ?? console;
   if (envLevel && !logLevels.includes(envLevel) && !options.logLevel) {
@@ -209,6 +236,7 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
     retryDelay: options.retryDelay,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     fetch: options.fetch,
+    dispatcher: options.dispatcher,
     headers: { ...options.headers },
     logger,
     logLevel: options.logLevel ?? (envLevel && logLevels.includes(envLevel) ? envLevel : 'warn'),

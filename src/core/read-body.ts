@@ -1,5 +1,14 @@
-/** The body was larger than the limit; reading stopped there. */
-export class BodyTooLarge extends Error {}
+import { readByEngine } from './engine.js';
+
+/**
+ * The body was larger than the limit; reading stopped there. An engine that reads bodies before it
+ * resolves (engine.ts) says which answer it was, since no Response reached the request path.
+ */
+export class BodyTooLarge extends Error {
+  constructor(readonly answer?: { status: number; headers: Headers }) {
+    super('response body larger than the limit');
+  }
+}
 
 /**
  * Reads a response body as text, stopping with {@link BodyTooLarge} as soon as it passes `limit`
@@ -11,6 +20,9 @@ export class BodyTooLarge extends Error {}
  * engine through the signals ky combines (which was seen to miss under load).
  */
 export async function readBody(response: Response, limit: number, signal: AbortSignal): Promise<string> {
+  // The SDK's engine has read it already, within the same limit and signal.
+  const read = readByEngine.get(response);
+  if (read !== undefined) return read;
   const declared = Number(response.headers.get('content-length'));
   if (declared > limit) {
     response.body?.cancel().catch(() => {});

@@ -1,6 +1,7 @@
 import pRetry from 'p-retry';
 import { type APIResponseInfo, responseInfo, type WithResponse } from './api-promise.js';
 import { type CrossRule, check, type Rules } from './checks.js';
+import { defaultEngine } from './default-engine.js';
 import { errorForStatus } from './error-map.js';
 import {
   APIConnectionError,
@@ -109,7 +110,7 @@ export class ApiCore {
   constructor(options: ResolvedOptions) {
     const { apiKey, ...rest } = options;
     this.#options = rest;
-    this.#transport = new Transport(options.fetch);
+    this.#transport = new Transport(options.fetch, defaultEngine(options.dispatcher));
     this.#secrets = [apiKey];
     this.logger = createLogger(options.logger, options.logLevel, this.#secrets);
     this.#authHeaders =
@@ -280,6 +281,7 @@ export class ApiCore {
         headers: call.headers,
         body: call.body,
         signal: controller.signal,
+        maxBytes: this.#options.maxResponseBytes,
       });
       const response = await untilAborted(sending, controller.signal);
       status = response.type === 'opaqueredirect' ? 0 : response.status;
@@ -290,9 +292,9 @@ export class ApiCore {
         controller.abort();
         throw new ResponseTooLargeError(
           context,
-          status,
+          cause.answer?.status ?? status,
           this.#options.maxResponseBytes,
-          requestIdOf(headers),
+          requestIdOf(cause.answer?.headers ?? headers),
         );
       }
       if (signal?.aborted) throw new APIUserAbortError(context, { cause: signal.reason });

@@ -1,4 +1,5 @@
 import type { KyInstance } from 'ky';
+import { ENGINE_HINTS, type Engine } from './engine.js';
 import type { FetchLike } from './options.js';
 
 /** One HTTP exchange as the rest of core sees it: no ky type leaves this file. */
@@ -9,14 +10,17 @@ export interface WireRequest {
   body: string | undefined;
   /** The attempt's signal: aborting it ends the exchange, the body read included, and frees its socket. */
   signal: AbortSignal;
+  /** Largest body the SDK reads, in bytes after decoding. */
+  maxBytes: number;
 }
 
 type KyModule = typeof import('ky');
 let kyModule: Promise<KyModule> | undefined;
 
 /**
- * The only code that calls ky. Its engine is the `fetch` it is given (the global one unless the
- * user passed theirs). Everything ky would otherwise do on its own is switched to what the SDK's
+ * The only code that calls ky. Its engine is the user's `fetch` when given; else the SDK's own
+ * engine where there is one (Node: undici's dispatcher API, see default-engine.ts), which gets the
+ * attempt's signal, body and size limit as hints; else the global fetch. Everything ky would otherwise do on its own is switched to what the SDK's
  * request path needs: no retry and no HTTP-error throwing (retries and statuses are the request
  * path's), no timeout of its own (the attempt's signal covers headers and body together), and no
  * redirect followed (a 3xx comes back as it is and becomes an error: following it would send the
@@ -28,21 +32,22 @@ let kyModule: Promise<KyModule> | undefined;
  */
 export class Transport {
   readonly #fetch: FetchLike | undefined;
+  readonly #engine: Engine | undefined;
   #ky: KyInstance | undefined;
 
-  constructor(fetch: FetchLike | undefined) {
+  constructor(fetch: FetchLike | undefined, engine: Engine | undefined) {
     this.#fetch = fetch;
+    this.#engine = fetch ? undefined : engine;
   }
 
   /** Sends the request and resolves with the response; its body is left for the caller to read. */
   async send(request: WireRequest): Promise<Response> {
     const ky = this.#ky ?? (await this.#create());
-    return ky(request.url, {
-      method: request.method,
-      headers: request.headers,
-      body: request.body,
-      signal: request.signal,
-    });
+    const { method, url, headers, body, signal, maxBytes } = request;
+    if (!this.#engine) return ky(url, { method, headers, body, signal });
+    // ky passes options it does not know on to its fetch: the engine's hints travel that way.
+    const withHints = { method, headers, body, signal, [ENGINE_HINTS]: { body, signal, maxBytes } };
+    return ky(url, withHints);
   }
 
   async #create(): Promise<KyInstance> {
@@ -53,7 +58,9 @@ export class Transport {
       throwHttpErrors: false,
       timeout: false,
       redirect: 'manual',
-      ...(this.#fetch ? { fetch: this.#fetch as typeof globalThis.fetch } : {}),
+      ...(this.#fetch || this.#engine
+        ? { fetch: (this.#fetch ?? this.#engine) as typeof globalThis.fetch }
+        : {}),
     });
     return this.#ky;
   }
