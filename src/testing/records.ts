@@ -112,8 +112,8 @@ export interface SubscriptionRecord {
   /** Served as `is_active` by the status endpoint and in webhooks. */
   is_active: boolean;
   /**
-   * A cancellation is scheduled for the end of the paid period: still active until then. Not in
-   * the reference; the status endpoint shows it (as an extra field) only while true.
+   * A cancellation is scheduled for the end of the paid period: still active until then. Kept in
+   * the store only; the reference has no field for it, so no endpoint serves it.
    */
   cancel_at_period_end?: boolean | undefined;
   /** ISO 8601 UTC string. */

@@ -23,10 +23,10 @@ export function tierWire(tier: TierRecord): Record<string, unknown> {
 }
 
 /**
- * A product as the API returns it: the documented fields, `price` on single products that have
- * one, plus `product_code`, `saas_only` and `usage_model` (when set) so that clients can find the
- * codes the usage endpoints need. Undocumented extras are what a forward-compatible client must
- * tolerate anyway.
+ * A product as the API returns it: the reference's Product fields only, `price` on single products
+ * that have one. `product_code`, `saas_only`, `usage_model` and the meters stay in the record:
+ * the reference lists them as catalog facts, not as fields of the answer, and a client tested
+ * against the mock must not come to depend on them.
  */
 export function productWire(product: ProductRecord): Record<string, unknown> {
   return {
@@ -34,9 +34,6 @@ export function productWire(product: ProductRecord): Record<string, unknown> {
     label_name: product.label_name,
     type: product.type,
     ...(product.type === 'single' && product.price !== undefined ? { price: product.price } : {}),
-    product_code: product.product_code,
-    saas_only: product.saas_only,
-    ...(product.usage_model !== undefined ? { usage_model: product.usage_model } : {}),
   };
 }
 
@@ -95,16 +92,9 @@ function subscriptionTier(store: MockStore, subscription: SubscriptionRecord): R
 }
 
 /**
- * `cancel_at_period_end: true` while a cancellation is scheduled, nothing otherwise: the flag is
- * not in the reference, so ordinary answers keep exactly the documented shape.
+ * The single form of account status (one subscription). A scheduled cancellation
+ * (`cancel_at_period_end` of the record) is not shown: the reference has no field for it.
  */
-function cancellationScheduled(subscription: SubscriptionRecord): {
-  cancel_at_period_end?: true | undefined;
-} {
-  return subscription.cancel_at_period_end === true ? { cancel_at_period_end: true } : {};
-}
-
-/** The single form of account status (one subscription). */
 export function statusSingleWire(
   store: MockStore,
   account: AccountRecord,
@@ -117,7 +107,6 @@ export function statusSingleWire(
     created_at: subscription.created_at,
     updated_at: subscription.updated_at,
     subscription_tier: subscriptionTier(store, subscription),
-    ...cancellationScheduled(subscription),
   };
 }
 
@@ -135,7 +124,6 @@ export function statusMultipleWire(
       created_at: s.created_at,
       updated_at: s.updated_at,
       subscription_tier: subscriptionTier(store, s),
-      ...cancellationScheduled(s),
     })),
     total_subscriptions: subscriptions.length,
   };

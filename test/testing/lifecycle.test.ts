@@ -183,16 +183,18 @@ describe('mock lifecycle: state changes seen over the API, webhooks posted', () 
     });
   });
 
-  it('cancelAtPeriodEnd keeps the subscription active and shows the scheduled end', async () => {
-    expect(await status(active)).not.toHaveProperty('cancel_at_period_end');
+  it('cancelAtPeriodEnd keeps the subscription active; the scheduled end stays in the store', async () => {
     const delivery = await mock.server.lifecycle.cancelAtPeriodEnd({ account_ref_id: active });
-    expect(await status(active)).toMatchObject({ is_active: true, cancel_at_period_end: true });
+    // The reference has no field for a scheduled cancellation, so the status answer does not show it.
+    const scheduled = await status(active);
+    expect(scheduled.is_active).toBe(true);
+    expect(scheduled).not.toHaveProperty('cancel_at_period_end');
+    expect(mock.server.store.subscription(DEMO.subscriptions.activePro)?.cancel_at_period_end).toBe(true);
     expect(delivery.event).toMatchObject({ event: 'subscription-cancel-at-period-end', is_active: true });
 
     await mock.server.lifecycle.cancel({ account_ref_id: active });
-    const cancelled = await status(active);
-    expect(cancelled.is_active).toBe(false);
-    expect(cancelled).not.toHaveProperty('cancel_at_period_end');
+    expect((await status(active)).is_active).toBe(false);
+    expect(mock.server.store.subscription(DEMO.subscriptions.activePro)?.cancel_at_period_end).toBe(false);
   });
 
   it('incomplete leaves a new subscription inactive with its first invoice open', async () => {
@@ -225,9 +227,18 @@ describe('mock lifecycle: state changes seen over the API, webhooks posted', () 
     await mock.server.lifecycle.paymentFailed({ account_ref_id: multi, subscription: 'team-plan' });
     await mock.server.lifecycle.cancelAtPeriodEnd({ account_ref_id: multi, subscription: 'pro-plan' });
     const body = await status(multi);
+    const scheduled = (id: string) => mock.server.store.subscription(id)?.cancel_at_period_end === true;
+    expect(scheduled(DEMO.subscriptions.multiStarter)).toBe(false);
+    expect(scheduled(DEMO.subscriptions.multiEnterprise)).toBe(true);
     expect(body.subscriptions).toEqual([
-      expect.not.objectContaining({ cancel_at_period_end: true }),
-      expect.objectContaining({ is_active: true, cancel_at_period_end: true }),
+      expect.objectContaining({
+        is_active: false,
+        subscription_tier: expect.objectContaining({ label_name: 'starter' }),
+      }),
+      expect.objectContaining({
+        is_active: true,
+        subscription_tier: expect.objectContaining({ label_name: 'enterprise' }),
+      }),
       expect.objectContaining({
         is_active: false,
         subscription_tier: expect.objectContaining({ label_name: 'basic' }),

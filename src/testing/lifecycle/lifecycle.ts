@@ -21,7 +21,10 @@ export interface MockLifecycle {
   paymentFailed(params: MockLifecycleParams): Promise<WebhookDelivery>;
   /** Not active; open invoices become void, so fix-subscription answers the empty body. */
   cancel(params: MockLifecycleParams): Promise<WebhookDelivery>;
-  /** Still active until the period ends; status shows `cancel_at_period_end: true`. */
+  /**
+   * Still active until the period ends. The scheduled end is kept in the store (`cancel_at_period_end`
+   * of the subscription record), not served: the reference has no field for it.
+   */
   cancelAtPeriodEnd(params: MockLifecycleParams): Promise<WebhookDelivery>;
   /** Not active with an open invoice (the first payment failed); a failed transaction. */
   incomplete(params: MockLifecycleParams): Promise<WebhookDelivery>;
