@@ -4,7 +4,8 @@ import { defineConfig } from 'tsup';
 // works even where Node cannot `require()` an ES module (--no-experimental-require-module).
 const esmOnly = ['ky', 'p-retry', 'is-network-error', 'jose'];
 
-const shared = { sourcemap: true, target: 'es2022', removeNodeProtocol: false } as const;
+// Built-ins keep their `node:` prefix: Deno resolves only the prefixed form.
+const shared = { sourcemap: true, target: 'es2022', removeNodeProtocol: false, external: [/^node:/] };
 
 /**
  * Server builds validate with classic zod, whose object parser is compiled (`new Function`) and
@@ -13,9 +14,19 @@ const shared = { sourcemap: true, target: 'es2022', removeNodeProtocol: false } 
  * schemas use only functions both share (`z.looseObject`, `z.optional`, …).
  */
 const classicZod = {
-  esbuildOptions(options: { alias?: Record<string, string> }) {
-    options.alias = { ...options.alias, 'zod/mini': 'zod' };
-  },
+  // tsup marks dependencies external before any plugin of ours runs; `noExternal` lets `zod/mini`
+  // through to the plugin, which makes it an external `zod`.
+  noExternal: ['zod/mini'],
+  esbuildPlugins: [
+    {
+      name: 'classic-zod',
+      setup(build: {
+        onResolve: (o: { filter: RegExp }, f: () => { path: string; external: boolean }) => void;
+      }) {
+        build.onResolve({ filter: /^zod\/mini$/ }, () => ({ path: 'zod', external: true }));
+      },
+    },
+  ],
 };
 
 /**
@@ -39,16 +50,15 @@ const noUserAgentInBrowsers = {
 };
 
 export default defineConfig([
-  // ESM for servers (Node, Deno, Bun): one file with zod, p-retry and ky inside, so an import
-  // reads a single module instead of some hundred (Node's ESM loader pays per file). ky and jose's
-  // signing part stay in their own chunks, loaded on first use.
+  // ESM for servers (Node, Deno, Bun): the SDK's own code; its dependencies are imported from
+  // node_modules, so npm dedupes them with the application's copies and a fix in one reaches users
+  // without a release of ours. The engine, ky and jose's signing part load on first use.
   {
     ...shared,
     entry: { index: 'src/index.ts' },
     format: ['esm'],
     platform: 'neutral',
     splitting: true,
-    noExternal: ['zod', 'p-retry', 'is-network-error', 'ky'],
     dts: true,
     ...classicZod,
   },
@@ -63,15 +73,17 @@ export default defineConfig([
     bundle: false,
     esbuildPlugins: [noUserAgentInBrowsers],
   },
-  // CJS: one bundled file, with the ESM-only dependencies inside.
+  // CJS: one file with the ESM-only dependencies inside (zod ships CJS and is required). No source
+  // map: it would be mostly ky's, p-retry's and jose's sources, and the code is not minified.
   {
     ...shared,
+    sourcemap: false,
     entry: { index: 'src/index.ts' },
     format: ['cjs'],
     platform: 'neutral',
-    noExternal: [...esmOnly, 'zod'],
     dts: true,
     ...classicZod,
+    noExternal: [...esmOnly, ...classicZod.noExternal],
   },
   // `billing-sdk/redis`: the shared dedupe store and cooldown. It imports no Redis client (the
   // application passes its own in), so it is neutral like the main entry.
@@ -82,26 +94,22 @@ export default defineConfig([
     platform: 'neutral',
     dts: true,
   },
-  // `npx billing-sdk-mock`: the mock as a standalone server, for tests in other languages and processes.
+  // The mock server is Node-only, and so is `npx billing-sdk-mock` (src/testing/bin.ts keeps its
+  // `#!` line), which shares its chunks. hono is bundled in so that it is not a runtime
+  // dependency; no source maps, which would be mostly hono's sources.
   {
     ...shared,
-    entry: { 'bin/billing-sdk-mock': 'src/testing/bin.ts' },
+    sourcemap: false,
+    entry: { 'testing/index': 'src/testing/index.ts', 'bin/billing-sdk-mock': 'src/testing/bin.ts' },
     format: ['esm'],
     platform: 'node',
+    splitting: true,
     noExternal: ['hono'],
-    banner: { js: '#!/usr/bin/env node' },
-  },
-  // The mock server is Node-only. hono is bundled into it so that it is not a runtime dependency.
-  {
-    ...shared,
-    entry: { 'testing/index': 'src/testing/index.ts' },
-    format: ['esm'],
-    platform: 'node',
-    noExternal: ['hono'],
-    dts: true,
+    dts: { entry: { 'testing/index': 'src/testing/index.ts' } },
   },
   {
     ...shared,
+    sourcemap: false,
     entry: { 'testing/index': 'src/testing/index.ts' },
     format: ['cjs'],
     platform: 'node',

@@ -53,7 +53,16 @@ const benchDir = dirname(fileURLToPath(import.meta.url));
 const root = resolve(benchDir, '..');
 
 /** Every client, in the table's order. Each is `clients/<name>.mjs`. */
-const ALL_CLIENTS = ['fetch', 'node-http', 'billing-sdk', 'ky', 'openai', 'stripe-node-http', 'stripe-fetch'];
+const ALL_CLIENTS = [
+  'fetch',
+  'node-http',
+  'billing-sdk',
+  'billing-sdk-fetch',
+  'ky',
+  'openai',
+  'stripe-node-http',
+  'stripe-fetch',
+];
 
 const started = performance.now();
 const argv = process.argv.slice(2);

@@ -98,3 +98,39 @@ fi
 grep -q 'installed copy' "$work/build.err"
 test -f node_modules/billing-sdk/dist/index.js
 echo "package gate passed"
+
+echo "== npx billing-sdk-mock from the installed tarball: start, one API call, SIGTERM exits 0"
+mock_out="$work/mock.out"
+npx --no-install billing-sdk-mock --port 0 --json >"$mock_out" 2>"$work/mock.err" &
+mock_pid=$!
+mock_server_pid=""
+# Whatever fails below, no server outlives the check.
+trap 'kill -KILL "$mock_pid" ${mock_server_pid:+"$mock_server_pid"} 2>/dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 1 100); do
+  [ -s "$mock_out" ] && break
+  kill -0 "$mock_pid" 2>/dev/null || { cat "$work/mock.err"; echo "billing-sdk-mock exited early"; exit 1; }
+  sleep 0.1
+done
+[ -s "$mock_out" ] || { cat "$work/mock.err"; echo "billing-sdk-mock printed nothing in 10 s"; exit 1; }
+mock_line="$(head -n 1 "$mock_out")"
+mock_base="$(node -e 'console.log(JSON.parse(process.argv[1]).baseUrl)' "$mock_line")"
+mock_key="$(node -e 'console.log(JSON.parse(process.argv[1]).apiKey)' "$mock_line")"
+# npx runs the bin through a shell that does not pass signals on: signal the server's own pid.
+mock_server_pid="$(node -e 'console.log(JSON.parse(process.argv[1]).pid)' "$mock_line")"
+node -e '
+  const [base, key] = process.argv.slice(1);
+  fetch(new URL("invoices/?account_ref_id=acct_active", base), { headers: { authorization: "Bearer " + key } })
+    .then(async (r) => { const b = await r.json(); if (r.status !== 200 || b.count !== 45) throw new Error(r.status + " " + JSON.stringify(b).slice(0, 200)); console.log("ok", b.count, "invoices from", base); })
+    .catch((e) => { console.error(e); process.exit(1); });' "$mock_base" "$mock_key"
+kill -TERM "$mock_server_pid"
+(sleep 10; kill -KILL "$mock_server_pid" 2>/dev/null) &
+mock_watchdog=$!
+mock_status=0
+wait "$mock_pid" || mock_status=$?
+kill "$mock_watchdog" 2>/dev/null || true
+if [ "$mock_status" -ne 0 ]; then
+  cat "$work/mock.err"
+  echo "billing-sdk-mock exited $mock_status on SIGTERM"
+  exit 1
+fi
+echo "billing-sdk-mock stopped with exit code 0"

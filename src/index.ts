@@ -94,9 +94,10 @@ export type {
 } from './schemas/usage.js';
 export type { WebhookEvent, WebhookEventName } from './schemas/webhook.js';
 export { VERSION } from './version.js';
-export { type DedupeStore, memoryDedupeStore } from './webhooks/dedupe.js';
+export type { ClaimOutcome, DedupeStore } from './webhooks/dedupe.js';
 export { createWebhookHandler } from './webhooks/fetch-handler.js';
 export type { WebhookHandlerOptions } from './webhooks/handle.js';
+export { type MemoryDedupeOptions, memoryDedupeStore } from './webhooks/memory-dedupe.js';
 export {
   createNodeWebhookHandler,
   type NodeWebhookRequest,

@@ -1,4 +1,5 @@
 // The SDK under test, from its built package (bench's dependency `billing-sdk: file:..`), with default
+// engine (in Node: ky on undici's dispatcher API) and
 // options (strict response validation) except retries, which are off so nothing extra happens.
 import { BillingClient } from 'billing-sdk';
 

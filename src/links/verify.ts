@@ -1,5 +1,3 @@
-// A static import: nothing in the client reaches this module, so only apps that verify links bundle it.
-import { errors, jwtVerify } from 'jose';
 import { HostedLinkError } from '../core/errors.js';
 import { isWellFormed } from '../core/well-formed.js';
 
@@ -39,6 +37,7 @@ const encoder = new TextEncoder();
 export async function verifyHostedLink(urlOrToken: string, signingKey: string): Promise<VerifiedHostedLink> {
   const key = keyOf(signingKey);
   const token = tokenOf(urlOrToken);
+  const { errors, jwtVerify } = await import('./jose-verify.js');
   try {
     const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'] });
     if (typeof payload.account_ref_id !== 'string' || payload.account_ref_id === '') {
@@ -47,7 +46,7 @@ export async function verifyHostedLink(urlOrToken: string, signingKey: string): 
     return { account_ref_id: payload.account_ref_id, claims: payload as HostedLinkClaims };
   } catch (err) {
     if (err instanceof HostedLinkError) throw err;
-    throw fromJose(err);
+    throw fromJose(err, errors);
   }
 }
 
@@ -84,7 +83,7 @@ function urlOf(link: string): URL {
   }
 }
 
-function fromJose(err: unknown): HostedLinkError {
+function fromJose(err: unknown, errors: typeof import('jose').errors): HostedLinkError {
   if (err instanceof errors.JOSEAlgNotAllowed) {
     return new HostedLinkError('unsupported_algorithm', 'hosted link token is not signed with HS256', {
       cause: err,

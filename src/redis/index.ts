@@ -1,8 +1,12 @@
 /**
  * `billing-sdk/redis`: the webhook dedupe store and the shared rate-limit cooldown on a Redis client
- * the application passes in, for several instances of one service.
+ * the application passes in, for several instances of one service. Nothing here imports a Redis
+ * package: pass a connected node-redis client (`redis` on npm, v4 or v5), or adapt another client to
+ * {@link RedisLike}.
  *
  * @module billing-sdk/redis
  */
 
-export {};
+export type { RedisLike } from './client.js';
+export { type RedisDedupeStoreOptions, redisDedupeStore } from './dedupe-store.js';
+export { type RedisRateLimiterOptions, redisRateLimiter } from './rate-limiter.js';

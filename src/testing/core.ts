@@ -1,4 +1,5 @@
 import { type MockConfig, resolveConfig } from './config.js';
+import { registerControl } from './control/register.js';
 import { createDispatch, type Dispatch } from './dispatch.js';
 import { MockFaults } from './faults.js';
 import { createLifecycle, type MockLifecycle } from './lifecycle/lifecycle.js';
@@ -28,6 +29,14 @@ export function createMockCore(options: MockOptions = {}): MockCore {
   const requests = new RecordedRequests();
   const router = createRouter({ store, config });
   const webhooks = createWebhookChannel({ url: config.webhookUrl, retry: config.webhookRetry });
+  const lifecycle = createLifecycle(store, webhooks.send);
+  const reset = (): void => {
+    store.reset();
+    faults.clear();
+    requests.clear();
+    webhooks.reset();
+  };
+  registerControl(router, { config, faults, requests, webhooks, lifecycle, reset });
   return {
     config,
     store,
@@ -35,12 +44,7 @@ export function createMockCore(options: MockOptions = {}): MockCore {
     requests,
     dispatch: createDispatch({ router, faults, requests, config }),
     webhooks,
-    lifecycle: createLifecycle(store, webhooks.send),
-    reset() {
-      store.reset();
-      faults.clear();
-      requests.clear();
-      webhooks.reset();
-    },
+    lifecycle,
+    reset,
   };
 }

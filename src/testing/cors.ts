@@ -5,7 +5,8 @@
 export const CORS_HEADERS: Readonly<Record<string, string>> = {
   'access-control-allow-origin': '*',
   'access-control-allow-headers': 'Authorization, X-API-Key, Content-Type, Idempotency-Key',
-  'access-control-allow-methods': 'GET, POST, OPTIONS',
+  // PUT and DELETE are used by the control surface (`/_mock/`) only.
+  'access-control-allow-methods': 'GET, POST, PUT, DELETE, OPTIONS',
   // A page reads the request id to report which request failed.
   'access-control-expose-headers': 'Retry-After, X-Request-Id',
 };

@@ -5,10 +5,10 @@ import { createMockCore } from './core.js';
 import { nodeListener } from './node-adapter.js';
 import type { MockServer, MockServerOptions } from './types.js';
 
-function listen(server: Server, port: number): Promise<void> {
+function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
     });
@@ -16,17 +16,29 @@ function listen(server: Server, port: number): Promise<void> {
 }
 
 /**
- * Starts the mock on 127.0.0.1 (an ephemeral port by default) for tests over real HTTP, e.g.
- * `new BillingClient({ baseUrl: server.baseUrl, apiKey: server.apiKey })`.
+ * The host part of the URLs the server prints: a wildcard address (all interfaces) is reached
+ * through loopback, an IPv6 literal needs brackets, a name is kept as given.
+ */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  if (host.includes(':') && !host.startsWith('[')) return `[${host}]`;
+  return host;
+}
+
+/**
+ * Starts the mock on 127.0.0.1 (or `options.host`; an ephemeral port by default) for tests over
+ * real HTTP, e.g. `new BillingClient({ baseUrl: server.baseUrl, apiKey: server.apiKey })`.
  */
 export async function startMockServer(options: MockServerOptions = {}): Promise<MockServer> {
   const core = createMockCore(options);
-  let origin = 'http://127.0.0.1';
+  const host = options.host ?? '127.0.0.1';
+  let origin = `http://${urlHost(host)}`;
   const server = createServer(nodeListener(core.dispatch, () => origin));
   const counts = trackConnections(server);
-  await listen(server, options.port ?? 0);
+  await listen(server, options.port ?? 0, host.replace(/^\[(.*)\]$/, '$1'));
   const { port } = server.address() as AddressInfo;
-  origin = `http://127.0.0.1:${port}`;
+  origin = `http://${urlHost(host)}:${port}`;
   let closing: Promise<void> | undefined;
   return {
     baseUrl: `${origin}/api/`,

@@ -93,13 +93,18 @@ export interface MockApp {
 
 /** Options of {@link startMockServer}. */
 export interface MockServerOptions extends MockOptions {
-  /** TCP port on 127.0.0.1; default 0 (an ephemeral port, so test files can run in parallel). */
+  /** TCP port; default 0 (an ephemeral port, so test files can run in parallel). */
   port?: number | undefined;
+  /**
+   * Address or host name to listen on; default `'127.0.0.1'` (loopback only). `'0.0.0.0'` or
+   * `'::'` listens on every interface (e.g. inside a container); the URLs then name loopback.
+   */
+  host?: string | undefined;
 }
 
-/** A running mock server on loopback. */
+/** A running mock server (on loopback unless `options.host` says otherwise). */
 export interface MockServer {
-  /** API root, `http://127.0.0.1:<port>/api/`. */
+  /** API root, `http://127.0.0.1:<port>/api/` (with `options.host` in place of 127.0.0.1). */
   baseUrl: string;
   /** Host of hosted pages, `http://127.0.0.1:<port>` (or `options.appUrl`). */
   appUrl: string;

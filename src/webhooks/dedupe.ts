@@ -1,29 +1,43 @@
 /**
- * Remembers which deliveries were processed, by `transaction_id`. Methods may be async, so a shared
- * store (Redis, a database table) fits behind the same interface. A method that throws or rejects
- * makes the handler answer 500, so the sender retries later.
+ * What {@link DedupeStore.claim} answers: `'claimed'` (the caller holds the claim and processes the
+ * delivery), `'processing'` (another holder's claim is live: the event is being processed, not yet
+ * done), or `'done'` (processed before).
  */
-export interface DedupeStore {
-  /** Whether a delivery with this `transaction_id` was already processed. */
-  has(id: string): boolean | Promise<boolean>;
-  /** Records `id` as processed; called after `onEvent` succeeded. */
-  add(id: string): void | Promise<void>;
-}
+export type ClaimOutcome = 'claimed' | 'processing' | 'done';
 
 /**
- * An in-memory {@link DedupeStore} that keeps the most recent `max` ids (default 10 000), so a
- * long-running receiver does not grow without bound. Per process: use a shared store when several
- * processes receive webhooks.
+ * Where webhook deliveries are claimed and remembered, by `transaction_id`, so an event is
+ * processed once even when its retries reach several processes at once. Every method must be atomic
+ * in the store (one Redis command or script, one SQL statement), and may be async.
+ *
+ * Each claim carries a `token`, unique per attempt, so an instance whose claim expired (a stalled
+ * process) cannot release or renew the claim another instance holds now. A method that throws or
+ * rejects makes the handler answer 500 without running `onEvent`: never process without a claim.
+ *
+ * This contract replaces `has`/`add`, whose check-then-act let two instances (or a retry reaching
+ * another instance) run the same event twice.
  */
-export function memoryDedupeStore(max = 10_000): DedupeStore {
-  const seen = new Set<string>();
-  return {
-    has: (id) => seen.has(id),
-    add(id) {
-      seen.delete(id);
-      seen.add(id);
-      // Sets iterate in insertion order: the first id is the oldest.
-      if (seen.size > max) seen.delete(seen.values().next().value as string);
-    },
-  };
+export interface DedupeStore {
+  /**
+   * Claims `id` for `token` unless it is done or claimed by another live token. A claim lasts
+   * `ttlMs` unless renewed, so a crashed holder blocks the id for at most that long. Claiming again
+   * with the token that holds the claim answers `'claimed'`.
+   */
+  claim(id: string, token: string, ttlMs: number): ClaimOutcome | Promise<ClaimOutcome>;
+  /**
+   * Extends the claim `token` holds to `ttlMs` from now; called while a long `onEvent` runs.
+   * Answers false when `token` no longer holds it (it expired and was perhaps claimed again).
+   */
+  renew(id: string, token: string, ttlMs: number): boolean | Promise<boolean>;
+  /**
+   * Remembers `id` as done; called after `onEvent` resolved. Records it even when `token` lost the
+   * claim meanwhile, since the event was processed all the same; answers whether `token` still held
+   * it (false: the claim expired during `onEvent`, so another instance may have run it too).
+   */
+  complete(id: string, token: string): boolean | Promise<boolean>;
+  /**
+   * Drops the claim if `token` still holds it, so the sender's next delivery can claim it at once;
+   * called after `onEvent` failed. A claim held by another token, or a done id, is left as it is.
+   */
+  release(id: string, token: string): void | Promise<void>;
 }

@@ -8,9 +8,10 @@ import {
 /**
  * A webhook receiver for any Fetch API runtime (Hono, Next.js route handlers, Bun, Deno, workers):
  * `Request` in, `Response` out. Answers 200 `{"received": true}` once `onEvent` resolved, 200 again
- * for a `transaction_id` already processed (without calling `onEvent`), 400 for a malformed body,
- * 413 for one over `maxBodyBytes`, 405 for anything but POST, 400 when the body cannot be read, and
- * 500 when `onEvent` or the dedupe store fails. The returned promise never rejects.
+ * for a `transaction_id` already processed (without calling `onEvent`), 409 with `Retry-After` for
+ * one another receiver is processing right now, 400 for a malformed body, 413 for one over
+ * `maxBodyBytes`, 405 for anything but POST, 400 when the body cannot be read, and 500 when
+ * `onEvent` or the dedupe store fails. The returned promise never rejects.
  *
  * @example
  * ```ts
@@ -38,8 +39,11 @@ export function createWebhookHandler(
   };
 }
 
-function reply({ status, body }: WebhookReply): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+function reply({ status, headers, body }: WebhookReply): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { ...headers, 'content-type': 'application/json' },
+  });
 }
 
 /** The body as text, or `undefined` once it exceeds `limit` bytes (reading stops there). */

@@ -1,29 +1,44 @@
 import { WebhookError } from '../core/errors.js';
 import type { WebhookEvent } from '../schemas/webhook.js';
-import { type DedupeStore, memoryDedupeStore } from './dedupe.js';
+import { DEFAULT_CLAIM_TTL_MS, runClaimed } from './claim-run.js';
+import type { DedupeStore } from './dedupe.js';
+import { memoryDedupeStore } from './memory-dedupe.js';
 import { parseWebhook } from './parse.js';
 
 /** Options of the webhook handlers. */
 export interface WebhookHandlerOptions {
   /**
-   * Called once per new event; the sender gets 200 only after it resolves. Delivery is at least once:
-   * when the dedupe store fails to record a processed id, the sender's retry calls it again.
+   * Called once per new event, only while this receiver holds the event's claim; the sender gets
+   * 200 only after it resolves. It can run a second time only when its claim expired meanwhile (see
+   * `claimTtlMs`), or when the store failed to record it done (then the retry runs it after the TTL).
    */
   onEvent: (event: WebhookEvent) => unknown | Promise<unknown>;
-  /** Where processed ids are kept. Default: {@link memoryDedupeStore}. */
+  /**
+   * Where deliveries are claimed and processed ids kept. Default: {@link memoryDedupeStore}, per
+   * process; several instances share one store (`redisDedupeStore` from `billing-sdk/redis`).
+   */
   dedupe?: DedupeStore | undefined;
+  /**
+   * How long a claim lasts without renewal, in ms. The handler renews it every third of this while
+   * `onEvent` runs, so it bounds how long a crashed or stalled receiver blocks the event's retries
+   * (they are answered 409 until then), not how long `onEvent` may take. Default 60 000.
+   */
+  claimTtlMs?: number | undefined;
   /** Largest body accepted, in bytes; larger → 413. Default 65 536. */
   maxBodyBytes?: number | undefined;
   /**
-   * Told about a failing `onEvent` or dedupe store (the sender only sees a 500 without details).
-   * Not awaited: a throw or a rejection here is ignored and the answer stays 500.
+   * Told about a failing `onEvent` or dedupe store (the sender only sees a 500 without details), and
+   * about a claim that could not be renewed or was lost while `onEvent` ran (the answer is unchanged).
+   * Not awaited: a throw or a rejection here is ignored and the answer stays as it was.
    */
   onError?: ((error: unknown, event: WebhookEvent) => void) | undefined;
 }
 
-/** A status and JSON body, before any framework turns it into a response. */
+/** A status, headers and JSON body, before any framework turns it into a response. */
 export interface WebhookReply {
   status: number;
+  /** Headers besides `content-type` (always `application/json`), e.g. `retry-after`. */
+  headers?: Record<string, string> | undefined;
   body: Record<string, unknown>;
 }
 
@@ -39,43 +54,52 @@ const received: WebhookReply = { status: 200, body: { received: true } };
 export const INTERNAL_ERROR_REPLY: WebhookReply = { status: 500, body: { error: 'internal error' } };
 
 /**
- * The receiver contract, framework-free: parse, skip duplicates, run `onEvent`, and only then mark
- * the id seen, so a failed `onEvent` (500) leaves the sender's retry a chance. Concurrent deliveries
- * of one id share one `onEvent` run. The returned promise never rejects: every failure is a reply.
+ * The receiver contract, framework-free: parse, claim the id in the dedupe store, run `onEvent`
+ * under the claim, and only then mark the id done, so a failed `onEvent` (500) releases the id for
+ * the sender's retry. A delivery whose id another receiver is processing gets 409 with Retry-After,
+ * never a 200 before the event was processed. Concurrent deliveries of one id in this process
+ * share one run. The returned promise never rejects: every failure is a reply.
  *
- * Delivery is at least once. When `dedupe.add` fails after `onEvent` succeeded, the answer is 500:
- * the id was not recorded, so the sender retries and `onEvent` runs again for the same event. A 500
- * shows the broken store to the sender and its monitoring rather than hiding it behind a 200; the
- * price is that `onEvent` must tolerate a second run. An atomic claim of the id before `onEvent`
- * would close that window, but needs a richer store contract than `has` and `add`.
+ * Fails closed: when the store cannot claim, no `onEvent` (500, the sender retries). When it cannot
+ * record a processed id done, the answer is 500 and the claim lapses after its TTL, after which a
+ * retry runs `onEvent` again: that, and a claim that expired while `onEvent` ran, are the only ways
+ * an event runs twice.
  */
 export function webhookProcessor(
   options: WebhookHandlerOptions,
 ): (body: string | object) => Promise<WebhookReply> {
   const dedupe = options.dedupe ?? memoryDedupeStore();
-  const inFlight = new Map<string, Promise<WebhookReply>>();
-  const fail = (error: unknown, event: WebhookEvent, message: string): WebhookReply => {
-    report(options.onError, error, event);
-    return { status: 500, body: { error: message } };
+  const ttlMs = options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS;
+  if (!(ttlMs >= 1 && Number.isFinite(ttlMs))) {
+    throw new RangeError(`claimTtlMs must be a finite number of at least 1 ms, got ${String(ttlMs)}`);
+  }
+  // By then the holder has finished, or its claim has lapsed and the retry can take it over.
+  const busy: WebhookReply = {
+    status: 409,
+    headers: { 'retry-after': String(Math.ceil(ttlMs / 1000)) },
+    body: { error: 'delivery is being processed by another receiver; retry later', retryable: true },
   };
+  const inFlight = new Map<string, Promise<WebhookReply>>();
   const run = async (event: WebhookEvent): Promise<WebhookReply> => {
-    const id = event.transaction_id;
-    try {
-      if (await dedupe.has(id)) return received;
-    } catch (error) {
-      return fail(error, event, 'dedupe store failed');
+    const outcome = await runClaimed(event, {
+      dedupe,
+      ttlMs,
+      onEvent: options.onEvent,
+      report: (error) => report(options.onError, error, event),
+    });
+    switch (outcome.kind) {
+      case 'done':
+      case 'processed':
+        return received;
+      case 'processing':
+        return busy;
+      case 'failed':
+        report(options.onError, outcome.error, event);
+        return {
+          status: 500,
+          body: { error: outcome.stage === 'store' ? 'dedupe store failed' : 'event handler failed' },
+        };
     }
-    try {
-      await options.onEvent(event);
-    } catch (error) {
-      return fail(error, event, 'event handler failed');
-    }
-    try {
-      await dedupe.add(id);
-    } catch (error) {
-      return fail(error, event, 'dedupe store failed');
-    }
-    return received;
   };
   return async (body) => {
     let event: WebhookEvent;
@@ -106,7 +130,7 @@ function report(onError: WebhookHandlerOptions['onError'], error: unknown, event
     const result: unknown = onError?.(error, event);
     if (isThenable(result)) result.then(undefined, () => {});
   } catch {
-    // The answer is already 500; a broken error reporter has nowhere else to report to.
+    // The answer is already decided; a broken error reporter has nowhere else to report to.
   }
 }
 

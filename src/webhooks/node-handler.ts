@@ -62,10 +62,11 @@ export function createNodeWebhookHandler(
 /** A sender that writes at most one answer to `res`, so no failure path can end it twice. */
 function sendOnce(res: NodeWebhookResponse): (reply: WebhookReply) => void {
   let sent = false;
-  return ({ status, body }) => {
+  return ({ status, headers, body }) => {
     if (sent) return;
     sent = true;
     res.statusCode = status;
+    for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify(body));
   };

@@ -6,6 +6,7 @@ import {
   createNodeWebhookHandler,
   createWebhookHandler,
   type DedupeStore,
+  memoryDedupeStore,
   type WebhookEvent,
   type WebhookHandlerOptions,
 } from '../../src/index.js';
@@ -32,22 +33,36 @@ const boom = () => {
   throw new Error('secret detail: store down');
 };
 const rejectBoom = async () => boom();
-const memory = (): DedupeStore => {
-  const ids = new Set<string>();
-  return { has: (id) => ids.has(id), add: (id) => void ids.add(id) };
+/** A plain object (so failing methods can be spread over it) around a memory store with a fake clock. */
+const memory = (now: () => number = () => 0): DedupeStore => {
+  const store = memoryDedupeStore({ now });
+  return {
+    claim: (id, token, ttlMs) => store.claim(id, token, ttlMs),
+    renew: (id, token, ttlMs) => store.renew(id, token, ttlMs),
+    complete: (id, token) => store.complete(id, token),
+    release: (id, token) => store.release(id, token),
+  };
 };
 
 /** Each way a delivery can fail after its body parsed, as handler options. */
 const failures: [string, () => WebhookHandlerOptions][] = [
   ['onError throws', () => ({ onEvent: boom, onError: boom })],
   ['onError rejects', () => ({ onEvent: boom, onError: rejectBoom })],
-  ['dedupe.has throws', () => ({ onEvent: () => {}, dedupe: { ...memory(), has: boom } })],
-  ['dedupe.has rejects', () => ({ onEvent: () => {}, dedupe: { ...memory(), has: rejectBoom } })],
-  ['dedupe.add throws', () => ({ onEvent: () => {}, dedupe: { ...memory(), add: boom } })],
-  ['dedupe.add rejects', () => ({ onEvent: () => {}, dedupe: { ...memory(), add: rejectBoom } })],
+  ['dedupe.claim throws', () => ({ onEvent: () => {}, dedupe: { ...memory(), claim: boom } })],
+  ['dedupe.claim rejects', () => ({ onEvent: () => {}, dedupe: { ...memory(), claim: rejectBoom } })],
   [
-    'dedupe.add rejects and onError throws',
-    () => ({ onEvent: () => {}, dedupe: { ...memory(), add: rejectBoom }, onError: boom }),
+    'dedupe.claim answers something else',
+    () => ({ onEvent: () => {}, dedupe: { ...memory(), claim: () => 'maybe' as never } }),
+  ],
+  ['dedupe.complete throws', () => ({ onEvent: () => {}, dedupe: { ...memory(), complete: boom } })],
+  ['dedupe.complete rejects', () => ({ onEvent: () => {}, dedupe: { ...memory(), complete: rejectBoom } })],
+  [
+    'dedupe.complete rejects and onError throws',
+    () => ({ onEvent: () => {}, dedupe: { ...memory(), complete: rejectBoom }, onError: boom }),
+  ],
+  [
+    'onEvent throws and dedupe.release rejects',
+    () => ({ onEvent: boom, dedupe: { ...memory(), release: rejectBoom } }),
   ],
 ];
 
@@ -125,21 +140,48 @@ describe.each(transports)('%s when a callback or the dedupe store fails', (_name
     expect(JSON.stringify(answer.body)).not.toContain('secret detail');
   });
 
-  it('a failing dedupe.add after onEvent succeeded answers 500, and the retry runs onEvent again', async () => {
+  it('a failing dedupe.complete answers 500; retries get 409 until the claim lapses, then run onEvent again', async () => {
     let calls = 0;
-    let adds = 0;
-    const store = memory();
+    let completes = 0;
+    let now = 0;
+    const store = memory(() => now);
     const dedupe: DedupeStore = {
-      has: store.has,
-      add: async (id) => {
-        if (++adds === 1) throw new Error('store down');
-        await store.add(id);
+      ...store,
+      complete: async (id, token) => {
+        if (++completes === 1) throw new Error('store down');
+        return store.complete(id, token);
       },
     };
-    server = await serve({ onEvent: () => void calls++, dedupe }, ends);
+    server = await serve({ onEvent: () => void calls++, dedupe, claimTtlMs: 5_000 }, ends);
     const body = JSON.stringify(event());
     expect((await post(body)).status).toBe(500);
+    expect((await post(body)).status).toBe(409);
+    now += 5_001;
     expect((await post(body)).status).toBe(200);
+    expect((await post(body)).status).toBe(200);
+    expect(calls).toBe(2);
+  });
+
+  it('a failing dedupe.release after onEvent failed answers 500 and is reported; the claim lapses after its TTL', async () => {
+    let calls = 0;
+    let now = 0;
+    const reported: unknown[] = [];
+    server = await serve(
+      {
+        onEvent: () => {
+          if (++calls === 1) throw new Error('handler down');
+        },
+        dedupe: { ...memory(() => now), release: rejectBoom },
+        claimTtlMs: 5_000,
+        onError: (error) => void reported.push(error),
+      },
+      ends,
+    );
+    const body = JSON.stringify(event());
+    expect((await post(body)).status).toBe(500);
+    expect(reported.map(String)).toEqual(['Error: secret detail: store down', 'Error: handler down']);
+    expect((await post(body)).status).toBe(409);
+    now += 5_001;
     expect((await post(body)).status).toBe(200);
     expect(calls).toBe(2);
   });
@@ -150,7 +192,7 @@ describe.each(transports)('%s when a callback or the dedupe store fails', (_name
     server = await serve(
       {
         onEvent: () => {},
-        dedupe: { ...memory(), has: rejectBoom },
+        dedupe: { ...memory(), claim: rejectBoom },
         onError: (error, ev) => void reported.push([error, ev]),
       },
       ends,
@@ -161,7 +203,7 @@ describe.each(transports)('%s when a callback or the dedupe store fails', (_name
     expect(reported[0]![1].transaction_id).toBe(e.transaction_id);
   });
 
-  it('concurrent deliveries of one id share one onEvent run, and its 500, when dedupe.add fails', async () => {
+  it('concurrent deliveries of one id share one onEvent run, and its 500, when dedupe.complete fails', async () => {
     let calls = 0;
     server = await serve(
       {
@@ -169,7 +211,7 @@ describe.each(transports)('%s when a callback or the dedupe store fails', (_name
           calls++;
           await new Promise((resolve) => setTimeout(resolve, 50));
         },
-        dedupe: { ...memory(), add: rejectBoom },
+        dedupe: { ...memory(), complete: rejectBoom },
       },
       ends,
     );

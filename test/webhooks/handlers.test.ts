@@ -52,12 +52,30 @@ describe('parseWebhook', () => {
 });
 
 describe('memoryDedupeStore', () => {
-  it('forgets the oldest ids beyond its bound', () => {
+  it('forgets the oldest done ids beyond its bound', () => {
     const store = memoryDedupeStore(2);
-    store.add('a');
-    store.add('b');
-    store.add('c');
-    expect([store.has('a'), store.has('b'), store.has('c')]).toEqual([false, true, true]);
+    for (const id of ['a', 'b', 'c']) {
+      store.claim(id, 't', 60_000);
+      store.complete(id, 't');
+    }
+    // Newest first: a claim of a forgotten id is itself an entry, and would push out the next.
+    expect(['c', 'b', 'a'].map((id) => store.claim(id, 'u', 60_000))).toEqual(['done', 'done', 'claimed']);
+  });
+
+  it('never forgets a live claim to stay in bound: done or expired entries go first', () => {
+    let now = 0;
+    const store = memoryDedupeStore({ max: 2, now: () => now });
+    store.claim('live', 't', 60_000);
+    store.claim('short', 't', 10);
+    now = 20;
+    store.claim('new', 't', 60_000); // over the bound: the expired claim goes, not the older live one
+    expect(store.claim('live', 'u', 60_000)).toBe('processing');
+    store.claim('newer', 't', 60_000); // all live: the bound gives way rather than a claim
+    expect(['live', 'new', 'newer'].map((id) => store.claim(id, 'u', 60_000))).toEqual([
+      'processing',
+      'processing',
+      'processing',
+    ]);
   });
 });
 
@@ -135,14 +153,45 @@ describe.each(transports)('%s', (_name, serve) => {
   });
 
   it('uses a custom (async) dedupe store', async () => {
-    const ids = new Set<string>(['already-done']);
-    const dedupe: DedupeStore = { has: async (id) => ids.has(id), add: async (id) => void ids.add(id) };
+    const done = new Set<string>(['already-done']);
+    const dedupe: DedupeStore = {
+      claim: async (id) => (done.has(id) ? 'done' : 'claimed'),
+      renew: async () => true,
+      complete: async (id) => !done.add(id),
+      release: async () => {},
+    };
     let calls = 0;
     server = await serve({ onEvent: () => void calls++, dedupe });
-    await post(JSON.stringify(event({ transaction_id: 'already-done' })));
-    await post(JSON.stringify(event({ transaction_id: 'new-one' })));
+    expect((await post(JSON.stringify(event({ transaction_id: 'already-done' })))).status).toBe(200);
+    expect((await post(JSON.stringify(event({ transaction_id: 'new-one' })))).status).toBe(200);
     expect(calls).toBe(1);
-    expect(ids.has('new-one')).toBe(true);
+    expect(done.has('new-one')).toBe(true);
+  });
+
+  it('answers 409 with Retry-After and a JSON reason while another receiver processes the id', async () => {
+    const dedupe = memoryDedupeStore();
+    let calls = 0;
+    server = await serve({ onEvent: () => void calls++, dedupe, claimTtlMs: 30_000 });
+    const e = event();
+    dedupe.claim(e.transaction_id, 'another-receiver', 30_000);
+    const res = await fetch(`${server.url}/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(e),
+    });
+    expect(res.status).toBe(409);
+    expect(res.headers.get('retry-after')).toBe('30');
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toEqual({ error: expect.stringContaining('being processed'), retryable: true });
+    expect(calls).toBe(0);
+    // The other receiver finishes: the retry is acknowledged without running onEvent here.
+    dedupe.complete(e.transaction_id, 'another-receiver');
+    expect(await post(JSON.stringify(e))).toEqual({
+      status: 200,
+      type: 'application/json',
+      body: { received: true },
+    });
+    expect(calls).toBe(0);
   });
 });
 

@@ -132,19 +132,31 @@ function act(how: Behaviour, value: unknown): unknown {
   }
 }
 const options = fc
-  .record({ onEvent: behaviour, onError: behaviour, has: behaviour, add: behaviour, seen: fc.boolean() })
+  .record({
+    onEvent: behaviour,
+    onError: behaviour,
+    claim: behaviour,
+    complete: behaviour,
+    release: behaviour,
+    outcome: fc.constantFrom('claimed', 'processing', 'done', 'unknown'),
+  })
   .map(
-    ({ onEvent, onError, has, add, seen }): WebhookHandlerOptions =>
+    ({ onEvent, onError, claim, complete, release, outcome }): WebhookHandlerOptions =>
       // Printed in a counterexample as the behaviours, not the closures.
       Object.defineProperty(
         {
           onEvent: () => act(onEvent, undefined),
           // Returned, not voided: a rejection the test dropped itself would look like the handler's.
           onError: () => act(onError, undefined),
-          dedupe: { has: () => act(has, seen), add: () => act(add, undefined) } as DedupeStore,
+          dedupe: {
+            claim: () => act(claim, outcome),
+            renew: () => true,
+            complete: () => act(complete, true),
+            release: () => act(release, undefined),
+          } as DedupeStore,
         },
         fc.toStringMethod,
-        { value: () => JSON.stringify({ onEvent, onError, has, add, seen }) },
+        { value: () => JSON.stringify({ onEvent, onError, claim, complete, release, outcome }) },
       ),
   );
 
@@ -167,14 +179,14 @@ describe('parseWebhook, any input', () => {
 });
 
 describe('the webhook processor, any body and any callback behaviour', () => {
-  it('answers 200, 400 or 500 with a JSON body, never throwing or rejecting', async () => {
+  it('answers 200, 400, 409 or 500 with a JSON body, never throwing or rejecting', async () => {
     await fc.assert(
       fc.asyncProperty(options, fc.array(body, { minLength: 1, maxLength: 3 }), async (opts, bodies) => {
         const processBody = webhookProcessor(opts);
         // Several at once, so concurrent deliveries of one id share a run whatever fails.
         const replies = await Promise.all(bodies.map((b) => processBody(b as never)));
         for (const reply of replies) {
-          expect([200, 400, 500]).toContain(reply.status);
+          expect([200, 400, 409, 500]).toContain(reply.status);
           expect(JSON.parse(JSON.stringify(reply.body))).toEqual(reply.body);
         }
       }),
@@ -188,7 +200,7 @@ describe('createWebhookHandler, any request', () => {
   const raw = fc.oneof(eventText, fc.json(), binaryString, fc.uint8Array({ maxLength: 2048 }));
   const limit = fc.option(fc.integer({ min: 0, max: 1024 }), { nil: undefined });
 
-  it('resolves to a JSON Response with 200, 400, 405, 413 or 500', async () => {
+  it('resolves to a JSON Response with 200, 400, 405, 409, 413 or 500', async () => {
     await fc.assert(
       fc.asyncProperty(options, method, raw, limit, async (opts, m, payload, maxBodyBytes) => {
         const handler = createWebhookHandler({ ...opts, maxBodyBytes });
@@ -197,7 +209,7 @@ describe('createWebhookHandler, any request', () => {
           body: m === 'GET' ? undefined : payload,
         });
         const response = await handler(request);
-        expect([200, 400, 405, 413, 500]).toContain(response.status);
+        expect([200, 400, 405, 409, 413, 500]).toContain(response.status);
         expect(response.headers.get('content-type')).toBe('application/json');
         expect(typeof (await response.json())).toBe('object');
       }),

@@ -23,6 +23,8 @@ export interface MockWebhooks {
 export interface WebhookChannel {
   /** The surface handed to tests. */
   api: MockWebhooks;
+  /** The URL registered now, if any (the control surface reports it). */
+  current(): string | undefined;
   /** Delivers a payload to the registered URL (or logs it undelivered when none is). */
   send(payload: MockWebhookPayload): Promise<WebhookDelivery>;
   /** Abandons deliveries under way (their retries stop, they are not logged), e.g. on close. */
@@ -88,6 +90,7 @@ export function createWebhookChannel(options: {
         return send(original.event);
       },
     },
+    current: () => url,
     send,
     cancel,
     reset() {

@@ -1,0 +1,55 @@
+/**
+ * The one method of a Redis client this entry uses: send a command, get its reply. node-redis (the
+ * `redis` package, v4 and v5) has it as is, so its client is passed directly; for ioredis, adapt it
+ * in one line: `{ sendCommand: (args) => redis.call(args[0]!, ...args.slice(1)) }`.
+ *
+ * Replies are read as RESP2 gives them through node-redis's default type mapping: integers as
+ * numbers, bulk strings as strings, arrays as arrays.
+ */
+export interface RedisLike {
+  /** Sends one command, e.g. `['EVAL', script, '1', key, arg]`, and resolves with its reply. */
+  sendCommand(args: string[]): Promise<unknown>;
+}
+
+/**
+ * Runs a Lua script: each script is one atomic step in Redis, whatever other processes send
+ * meanwhile. EVAL rather than EVALSHA: Redis caches the compiled script either way, and the few
+ * hundred bytes resent per call buy not having to handle NOSCRIPT after a restart or failover.
+ */
+export function evalScript(
+  client: RedisLike,
+  script: string,
+  keys: string[],
+  args: (string | number)[],
+  timeoutMs: number,
+): Promise<unknown> {
+  const command = ['EVAL', script, String(keys.length), ...keys, ...args.map(String)];
+  // A sync throw (a client used after quit, say) becomes a rejection like any other failure.
+  const reply = Promise.resolve().then(() => client.sendCommand(command));
+  return withTimeout(reply, timeoutMs);
+}
+
+/**
+ * `promise`, or a rejection once `ms` passed. node-redis queues commands while it reconnects, so
+ * without a limit a Redis outage would hang every caller instead of failing it.
+ */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** A TTL as Redis's PX wants it: a whole number of ms, at least 1. */
+export function px(ms: number): number {
+  return Math.max(1, Math.ceil(ms));
+}

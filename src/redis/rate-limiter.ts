@@ -1,0 +1,151 @@
+import type { RateLimiter, RateLimitGrant } from '../core/cooldown.js';
+import { evalScript, px, type RedisLike } from './client.js';
+
+/** Options of {@link redisRateLimiter}. */
+export interface RedisRateLimiterOptions {
+  /**
+   * Start of the limiter's three keys (`<prefix>wait`, `<prefix>cooling`, `<prefix>probe`); default
+   * `'billing-sdk:cooldown:'`. Processes sharing a prefix share one cooldown: give each API key
+   * (each rate limit of the service) its own.
+   */
+  prefix?: string | undefined;
+  /**
+   * How long the probe may stay out before another request may probe instead, in ms: the longest a
+   * crashed prober holds everyone up. Default 10 000.
+   */
+  probeLeaseMs?: number | undefined;
+  /** How often requests waiting for another process's probe ask Redis whether it answered, in ms. Default 50. */
+  pollIntervalMs?: number | undefined;
+  /** How long to wait for Redis before letting the request go without it, in ms. Default 500. */
+  timeoutMs?: number | undefined;
+  /**
+   * After Redis failed, how long requests go without asking it, in ms, so an outage costs one
+   * timeout per pause rather than one per request. Default 1 000.
+   */
+  pauseAfterErrorMs?: number | undefined;
+  /**
+   * Told each time Redis fails (an error or a timeout) and the limiter lets requests go without it.
+   * Not awaited; a throw here is ignored.
+   */
+  onError?: ((error: unknown) => void) | undefined;
+}
+
+// KEYS: wait (exists while a Retry-After window runs; its PTTL is the wait), cooling (a 429 came and
+// no probe has been answered since), probe (the prober's token, leased). ARGV: token, lease.
+const ACQUIRE = `local wait = redis.call('PTTL', KEYS[1])
+if wait > 0 then return {'wait', wait} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {'free'} end
+if redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'probe'} end
+return {'held', redis.call('PTTL', KEYS[3])}`;
+
+// A 429 with Retry-After. ARGV: retryAfterMs, the probe's token ('' for other requests), cooling TTL.
+// A window only grows: a shorter Retry-After does not cut one already running.
+const COOL = `local ms = tonumber(ARGV[1])
+if ms > 0 and redis.call('PTTL', KEYS[1]) < ms then redis.call('SET', KEYS[1], '1', 'PX', ms) end
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
+if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
+return 1`;
+
+// The probe was not refused: the cooldown is over, unless a newer 429 opened another window meanwhile.
+const END = `if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
+if redis.call('PTTL', KEYS[1]) <= 0 then redis.call('DEL', KEYS[2]) end
+return 1`;
+
+/**
+ * Keeps `cooling` past its window so the next request is a probe; expires only when no process has
+ * sent anything for an hour, so a cooldown whose every process died does not linger for ever.
+ */
+const COOLING_TTL_MS = 60 * 60 * 1000;
+
+/**
+ * The {@link RateLimiter} of `memoryRateLimiter`, shared by every process through Redis: after a 429
+ * with Retry-After, every process waits until the window ends; then one request, from any process,
+ * goes as the probe (under a lease, so a crashed prober blocks no one for longer than
+ * `probeLeaseMs`), while the others ask again every `pollIntervalMs` until it is answered. During a
+ * 429 storm the service sees one request per window from the whole fleet.
+ *
+ * Time: windows and leases are Redis keys with a PX expiry, so their end is measured by Redis's
+ * clock alone and processes exchange only durations (Retry-After, waits). Hosts whose clocks
+ * disagree still agree on the cooldown; the `now` passed in only times the pause after an error.
+ *
+ * Fails open: when Redis errs or does not answer within `timeoutMs`, the request goes (the cooldown
+ * is an optimisation; the service's own 429s still protect it), `onError` is told, and Redis is left
+ * alone for `pauseAfterErrorMs`. Costs one script per request, and one more after a 429 or a probe.
+ *
+ * @param client - A connected node-redis client (`createClient()` from `redis`), or any
+ * {@link RedisLike}. It is not closed here: the application owns it.
+ * @example
+ * ```ts
+ * import { createClient } from 'redis';
+ * import { BillingClient } from 'billing-sdk';
+ * import { redisRateLimiter } from 'billing-sdk/redis';
+ *
+ * const redis = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const billing = new BillingClient({ rateLimiter: redisRateLimiter(redis, { onError: console.warn }) });
+ * ```
+ */
+export function redisRateLimiter(client: RedisLike, options: RedisRateLimiterOptions = {}): RateLimiter {
+  const prefix = options.prefix ?? 'billing-sdk:cooldown:';
+  const keys = [`${prefix}wait`, `${prefix}cooling`, `${prefix}probe`];
+  const leaseMs = px(options.probeLeaseMs ?? 10_000);
+  const pollMs = options.pollIntervalMs ?? 50;
+  const timeoutMs = options.timeoutMs ?? 500;
+  const pauseMs = options.pauseAfterErrorMs ?? 1_000;
+  let pausedUntil = Number.NEGATIVE_INFINITY;
+
+  const failed = (error: unknown, now: number): void => {
+    pausedUntil = now + pauseMs;
+    try {
+      options.onError?.(error);
+    } catch {
+      // A broken reporter must not turn a tolerated outage into failed requests.
+    }
+  };
+  const run = (script: string, args: (string | number)[]) =>
+    evalScript(client, script, keys, args, timeoutMs);
+  /** Reports a 429 (or the probe's answer); never rejects, since the SDK awaits it after each attempt. */
+  const settle = async (now: number, retryAfterMs: number | undefined, token: string): Promise<void> => {
+    if (now < pausedUntil) return;
+    try {
+      if (retryAfterMs !== undefined) await run(COOL, [px(Math.max(0, retryAfterMs)), token, COOLING_TTL_MS]);
+      else if (token !== '') await run(END, [token]);
+    } catch (error) {
+      failed(error, now);
+    }
+  };
+  const free: RateLimitGrant = {
+    release: (now, retryAfterMs) => (retryAfterMs === undefined ? undefined : settle(now, retryAfterMs, '')),
+  };
+
+  return {
+    async acquire(now) {
+      if (now < pausedUntil) return free;
+      const token = crypto.randomUUID();
+      let reply: unknown;
+      try {
+        reply = await run(ACQUIRE, [token, leaseMs]);
+      } catch (error) {
+        failed(error, now);
+        return free;
+      }
+      const [kind, ms] = Array.isArray(reply) ? reply : [];
+      switch (kind) {
+        case 'free':
+          return free;
+        case 'probe':
+          return { release: (later, retryAfterMs) => settle(later, retryAfterMs, token) };
+        case 'wait':
+          return { waitMs: Number(ms) };
+        case 'held':
+          // Ask again soon, or when the lease ends if sooner: a crashed prober's lease frees the next.
+          return { waitMs: Math.max(1, Math.min(pollMs, Number(ms) > 0 ? Number(ms) : pollMs)) };
+        default:
+          failed(
+            new TypeError(`unexpected Redis reply from the rate limiter: ${JSON.stringify(reply)}`),
+            now,
+          );
+          return free;
+      }
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import { randomUUID } from '../core/uuid.js';
+import type { WebhookEvent } from '../schemas/webhook.js';
+import type { ClaimOutcome, DedupeStore } from './dedupe.js';
+
+/** Default claim TTL: how long a crashed receiver can hold up the retries of its event. */
+export const DEFAULT_CLAIM_TTL_MS = 60_000;
+
+/** What became of one delivery under a claim; the handler turns it into a reply. */
+export type ClaimedRun =
+  | { kind: 'done' }
+  | { kind: 'processing' }
+  | { kind: 'processed' }
+  | { kind: 'failed'; stage: 'store' | 'event'; error: unknown };
+
+/** What {@link runClaimed} needs: the store, the claim TTL, the user's callback and a reporter. */
+export interface ClaimRunOptions {
+  dedupe: DedupeStore;
+  ttlMs: number;
+  onEvent: (event: WebhookEvent) => unknown;
+  /** Told about failures that do not change the answer (a lost or unrenewable claim, a failed release). */
+  report: (error: unknown) => void;
+}
+
+const OUTCOMES: readonly unknown[] = ['claimed', 'processing', 'done'] satisfies ClaimOutcome[];
+
+/**
+ * Claims the event's id, runs `onEvent` only under that claim (renewed while it runs), then marks
+ * the id done, or releases it when `onEvent` failed so the sender's retry can claim it at once.
+ * A store that fails before the claim is held means no `onEvent`: fail closed. Never rejects.
+ */
+export async function runClaimed(event: WebhookEvent, options: ClaimRunOptions): Promise<ClaimedRun> {
+  const { dedupe, ttlMs, report } = options;
+  const id = event.transaction_id;
+  const token = randomUUID();
+  let outcome: unknown;
+  try {
+    outcome = await dedupe.claim(id, token, ttlMs);
+  } catch (error) {
+    return { kind: 'failed', stage: 'store', error };
+  }
+  if (!OUTCOMES.includes(outcome)) {
+    return {
+      kind: 'failed',
+      stage: 'store',
+      error: new TypeError(`dedupe.claim answered ${String(outcome)}`),
+    };
+  }
+  if (outcome === 'done') return { kind: 'done' };
+  if (outcome === 'processing') return { kind: 'processing' };
+  const stop = keepClaimed(dedupe, id, token, ttlMs, report);
+  try {
+    await options.onEvent(event);
+  } catch (error) {
+    stop();
+    try {
+      await dedupe.release(id, token);
+    } catch (releaseError) {
+      // The claim then expires after its TTL instead: the retry meets 'processing' until then.
+      report(releaseError);
+    }
+    return { kind: 'failed', stage: 'event', error };
+  }
+  stop();
+  try {
+    // Not released when this fails: the event was processed, and a retry within the TTL then gets
+    // 'processing' rather than running it again at once. After the TTL it runs again (at least once).
+    if ((await dedupe.complete(id, token)) === false) report(lostClaim(id, ttlMs));
+  } catch (error) {
+    return { kind: 'failed', stage: 'store', error };
+  }
+  return { kind: 'processed' };
+}
+
+function lostClaim(id: string, ttlMs: number): Error {
+  return new Error(
+    `the claim on webhook ${id} expired before onEvent finished (claimTtlMs ${ttlMs}), so another ` +
+      'receiver may have processed it too: was this process stalled, or the dedupe store unreachable?',
+  );
+}
+
+/**
+ * Renews the claim every third of its TTL while `onEvent` runs, so a long `onEvent` keeps it and a
+ * short TTL still frees the id soon after a crash. Returns the function that stops renewing.
+ */
+function keepClaimed(
+  dedupe: DedupeStore,
+  id: string,
+  token: string,
+  ttlMs: number,
+  report: (error: unknown) => void,
+): () => void {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const renew = async (): Promise<void> => {
+    let held: boolean;
+    try {
+      held = (await dedupe.renew(id, token, ttlMs)) !== false;
+    } catch (error) {
+      // A store hiccup: the claim still has up to two thirds of its TTL, so try again next time.
+      if (!stopped) report(error);
+      held = true;
+    }
+    // Once stopped, the id is done or released and a renewal answering false means nothing.
+    if (stopped) return;
+    if (!held) {
+      report(lostClaim(id, ttlMs));
+      return;
+    }
+    timer = setTimeout(renew, ttlMs / 3);
+  };
+  timer = setTimeout(renew, ttlMs / 3);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}

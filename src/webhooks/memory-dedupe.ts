@@ -1,0 +1,71 @@
+import type { ClaimOutcome, DedupeStore } from './dedupe.js';
+
+/** Options of {@link memoryDedupeStore}. */
+export interface MemoryDedupeOptions {
+  /** Most ids kept (done ones and claims); the oldest are forgotten first. Default 10 000. */
+  max?: number | undefined;
+  /** Milliseconds since the epoch, for claim expiry; default `Date.now`. Tests pass their own. */
+  now?: (() => number) | undefined;
+}
+
+/** A live or expired claim, or `'done'`. */
+type Entry = { token: string; expiresAt: number } | 'done';
+
+/**
+ * An in-memory {@link DedupeStore}, the handlers' default: atomic because JavaScript runs one
+ * method at a time. Bounded, so a long-running receiver does not grow without limit. Per process:
+ * when several processes receive webhooks, use a shared store (`redisDedupeStore` from
+ * `billing-sdk/redis`).
+ *
+ * @param options - `{ max, now }`, or `max` alone (the former signature).
+ */
+export function memoryDedupeStore(options: MemoryDedupeOptions | number = {}): DedupeStore {
+  const { max = 10_000, now = Date.now } = typeof options === 'number' ? { max: options } : options;
+  // Maps iterate in insertion order, and every write re-inserts: the first entry is the stalest.
+  const entries = new Map<string, Entry>();
+  const isLive = (entry: Entry | undefined, at: number): entry is { token: string; expiresAt: number } =>
+    entry !== undefined && entry !== 'done' && entry.expiresAt > at;
+  const remember = (id: string, entry: Entry, at: number): void => {
+    entries.delete(id);
+    entries.set(id, entry);
+    if (entries.size > max) evictOne(at);
+  };
+  // Forgetting a live claim would let a second delivery run the event alongside it: the stalest entry
+  // that is not one goes. Live claims are as many as events being processed, so the scan is short.
+  const evictOne = (at: number): void => {
+    for (const [id, entry] of entries) {
+      if (!isLive(entry, at)) {
+        entries.delete(id);
+        return;
+      }
+    }
+  };
+  return {
+    claim(id, token, ttlMs): ClaimOutcome {
+      const at = now();
+      const entry = entries.get(id);
+      if (entry === 'done') return 'done';
+      if (isLive(entry, at) && entry.token !== token) return 'processing';
+      remember(id, { token, expiresAt: at + ttlMs }, at);
+      return 'claimed';
+    },
+    renew(id, token, ttlMs) {
+      const at = now();
+      const entry = entries.get(id);
+      if (!isLive(entry, at) || entry.token !== token) return false;
+      remember(id, { token, expiresAt: at + ttlMs }, at);
+      return true;
+    },
+    complete(id, token) {
+      const at = now();
+      const entry = entries.get(id);
+      const held = isLive(entry, at) && entry.token === token;
+      remember(id, 'done', at);
+      return held;
+    },
+    release(id, token) {
+      const entry = entries.get(id);
+      if (entry !== undefined && entry !== 'done' && entry.token === token) entries.delete(id);
+    },
+  };
+}

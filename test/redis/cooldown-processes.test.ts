@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MockServer, startMockServer } from '../../src/testing/index.js';
+import { uniquePrefix } from './connect.js';
+import { buildChild, spawnChild } from './processes.js';
+import { useRedisServer } from './redis-server.js';
+
+// 4 processes, each a BillingClient making 3 concurrent calls, against a mock that answers 429 with
+// Retry-After: 1 for STORM_MS. Counted: requests that reach the mock during the storm, with one
+// cooldown shared through Redis vs one per process.
+//
+// The bound on the shared figure holds whatever the scheduling: each process's first calls go before
+// any 429 is known (at most 12), and after that only a probe can go, at most one per window, since a
+// refused probe opens the next one-second window in Redis: at most floor(STORM_MS / 1000) + 1 more.
+// With a cooldown per process, each process probes once per window on its own.
+
+const PROCESSES = 4;
+const LOOPS = 3;
+const STORM_MS = 3_500;
+const WINDOWS = Math.floor(STORM_MS / 1_000);
+const redis = useRedisServer();
+let child: { file: string; remove(): void };
+let mock: MockServer;
+
+beforeAll(async () => {
+  child = await buildChild('./limiter-process.ts');
+  mock = await startMockServer();
+});
+afterAll(async () => {
+  child?.remove();
+  await mock?.close();
+});
+
+/** Runs the storm with every process in `mode`; returns how many requests reached the mock during it. */
+async function storm(mode: 'redis' | 'memory'): Promise<number> {
+  mock.reset();
+  const prefix = uniquePrefix(`cooldown-${mode}`);
+  const children = Array.from({ length: PROCESSES }, () =>
+    spawnChild(child.file, {
+      MODE: mode,
+      REDIS_URL: redis.server.url,
+      PREFIX: prefix,
+      BASE_URL: mock.baseUrl,
+      API_KEY: mock.apiKey,
+      LOOPS: String(LOOPS),
+    }),
+  );
+  try {
+    await Promise.all(children.map((c) => c.next((m) => m.type === 'ready')));
+    mock.requests.clear();
+    mock.faults.add({ path: '/api/usage/', status: 429, headers: { 'retry-after': '1' }, times: Infinity });
+    for (const c of children) c.send('go');
+    await new Promise((resolve) => setTimeout(resolve, STORM_MS));
+    const during = mock.requests.count({ path: '/api/usage/' });
+    mock.faults.clear();
+    const finished = await Promise.all(children.map((c) => c.next((m) => m.type === 'finished', 15_000)));
+    // Every call got through once the storm ended, and Redis never failed (so nothing went unlimited).
+    for (const f of finished) expect(f).toMatchObject({ ok: LOOPS, errors: [], redisErrors: [] });
+    return during;
+  } finally {
+    await Promise.all(children.map((c) => c.kill()));
+  }
+}
+
+describe(`${PROCESSES} processes in a 429 storm of ${STORM_MS} ms (Retry-After: 1)`, () => {
+  it('with redisRateLimiter the fleet sends one probe per window; with a cooldown per process, one per process per window', async () => {
+    const burst = PROCESSES * LOOPS;
+    const shared = await storm('redis');
+    const perProcess = await storm('memory');
+    console.info(
+      `requests during the storm: shared ${shared} (${burst} first calls + ${shared - burst} probes), ` +
+        `per process ${perProcess} (${burst} + ${perProcess - burst}); ${WINDOWS} windows`,
+    );
+    expect(shared).toBeLessThanOrEqual(burst + WINDOWS + 1);
+    // Each process probes at about 1 s and 2 s, even on a loaded machine; 3 s is left as margin.
+    expect(perProcess).toBeGreaterThanOrEqual(burst + PROCESSES * 2);
+  }, 30_000);
+});

@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWebhookHandler, memoryDedupeStore } from '../../src/index.js';
+import { type RedisLike, redisDedupeStore } from '../../src/redis/index.js';
+import { event } from '../webhooks/event.js';
+import { connectRedis, type NodeRedis, uniquePrefix } from './connect.js';
+import { dedupeContract } from './dedupe-contract.js';
+import { startRedisServer, useRedisServer } from './redis-server.js';
+
+const redis = useRedisServer();
+let client: NodeRedis;
+beforeAll(async () => {
+  client = await connectRedis(redis.server.url);
+});
+afterAll(() => client?.close());
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+dedupeContract('memoryDedupeStore', async () => {
+  let now = 0;
+  const store = memoryDedupeStore({ now: () => now });
+  return {
+    store,
+    advance: async (ms) => {
+      now += ms;
+    },
+  };
+});
+
+dedupeContract('redisDedupeStore', async () => ({
+  store: redisDedupeStore(client, { prefix: uniquePrefix('dedupe') }),
+  advance: sleep,
+}));
+
+describe('redisDedupeStore in Redis', () => {
+  it('keeps one key per id: the claim token with the claim TTL, then done with doneTtlMs', async () => {
+    const prefix = uniquePrefix('keys');
+    const store = redisDedupeStore(client, { prefix, doneTtlMs: 3_600_000 });
+    await store.claim('tx-1', 'token-1', 30_000);
+    expect(await client.get(`${prefix}tx-1`)).toBe('claim:token-1');
+    const claimTtl = await client.pTTL(`${prefix}tx-1`);
+    expect(claimTtl).toBeGreaterThan(25_000);
+    expect(claimTtl).toBeLessThanOrEqual(30_000);
+    await store.complete('tx-1', 'token-1');
+    expect(await client.get(`${prefix}tx-1`)).toBe('done');
+    expect(await client.pTTL(`${prefix}tx-1`)).toBeGreaterThan(3_500_000);
+  });
+
+  it('a token that reads "done" cannot pass for the done mark', async () => {
+    const store = redisDedupeStore(client, { prefix: uniquePrefix('done-token') });
+    expect(await store.claim('tx', 'done', 30_000)).toBe('claimed');
+    expect(await store.claim('tx', 'other', 30_000)).toBe('processing');
+  });
+
+  it('works with an ioredis-style adapter over the same connection', async () => {
+    const adapter: RedisLike = { sendCommand: (args) => client.sendCommand(args) };
+    const store = redisDedupeStore(adapter, { prefix: uniquePrefix('adapter') });
+    expect(await store.claim('tx', 't', 30_000)).toBe('claimed');
+    expect(await store.complete('tx', 't')).toBe(true);
+    expect(await store.claim('tx', 'u', 30_000)).toBe('done');
+  });
+});
+
+describe('redisDedupeStore when Redis fails: the handler fails closed', () => {
+  const post = (handler: (r: Request) => Promise<Response>, body: string) =>
+    handler(new Request('http://x/', { method: 'POST', body }));
+
+  it('a client that rejects: 500, onEvent never runs, onError is told', async () => {
+    const broken: RedisLike = { sendCommand: () => Promise.reject(new Error('ECONNREFUSED')) };
+    let calls = 0;
+    const errors: unknown[] = [];
+    const handler = createWebhookHandler({
+      onEvent: () => void calls++,
+      dedupe: redisDedupeStore(broken),
+      onError: (error) => void errors.push(error),
+    });
+    const response = await post(handler, JSON.stringify(event()));
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ error: 'dedupe store failed' });
+    expect(calls).toBe(0);
+    expect(String(errors[0])).toContain('ECONNREFUSED');
+  });
+
+  it('a client that never answers: 500 after timeoutMs, onEvent never runs', async () => {
+    const hung: RedisLike = { sendCommand: () => new Promise(() => {}) };
+    let calls = 0;
+    const handler = createWebhookHandler({
+      onEvent: () => void calls++,
+      dedupe: redisDedupeStore(hung, { timeoutMs: 50 }),
+    });
+    expect((await post(handler, JSON.stringify(event()))).status).toBe(500);
+    expect(calls).toBe(0);
+  });
+
+  it('a real node-redis client whose server went away (commands queue while it reconnects): 500, no onEvent', async () => {
+    const doomed = await startRedisServer();
+    const lost = await connectRedis(doomed.url);
+    try {
+      const store = redisDedupeStore(lost, { timeoutMs: 300 });
+      let calls = 0;
+      const handler = createWebhookHandler({ onEvent: () => void calls++, dedupe: store });
+      const body = JSON.stringify(event());
+      expect((await post(handler, body)).status).toBe(200);
+      await doomed.stop();
+      const again = JSON.stringify(event());
+      expect((await post(handler, again)).status).toBe(500);
+      expect(calls).toBe(1);
+    } finally {
+      lost.destroy();
+      await doomed.stop();
+    }
+  });
+
+  it('a claim that succeeded but whose complete fails: 500, and the retry gets 409 while the claim lives', async () => {
+    const prefix = uniquePrefix('complete-fails');
+    const real = redisDedupeStore(client, { prefix });
+    let calls = 0;
+    const handler = createWebhookHandler({
+      onEvent: () => void calls++,
+      dedupe: { ...real, complete: () => Promise.reject(new Error('store down')) },
+    });
+    const body = JSON.stringify(event());
+    expect((await post(handler, body)).status).toBe(500);
+    const retry = await post(handler, body);
+    expect(retry.status).toBe(409);
+    expect(retry.headers.get('retry-after')).toBe('60');
+    expect(calls).toBe(1);
+  });
+});

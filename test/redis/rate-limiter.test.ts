@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realClock } from '../../src/core/clock.js';
+import { memoryRateLimiter, type RateLimitGrant } from '../../src/index.js';
+import { type RedisLike, redisRateLimiter } from '../../src/redis/index.js';
+import { clientFor, useMockServer } from '../helpers.js';
+import { connectRedis, type NodeRedis, uniquePrefix } from './connect.js';
+import { limiterContract } from './limiter-contract.js';
+import { startRedisServer, useRedisServer } from './redis-server.js';
+
+const redis = useRedisServer();
+let client: NodeRedis;
+beforeAll(async () => {
+  client = await connectRedis(redis.server.url);
+});
+afterAll(() => client?.close());
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const isGo = (grant: RateLimitGrant) => 'release' in grant;
+
+limiterContract('memoryRateLimiter', async () => {
+  let now = 1_000_000;
+  return {
+    limiter: memoryRateLimiter(),
+    now: () => now,
+    advance: async (ms) => {
+      now += ms;
+    },
+  };
+});
+
+limiterContract('redisRateLimiter', async () => ({
+  limiter: redisRateLimiter(client, { prefix: uniquePrefix('limiter') }),
+  now: () => Date.now(),
+  advance: sleep,
+}));
+
+describe('redisRateLimiter across processes (two limiters on one Redis stand for two processes)', () => {
+  it('a 429 seen by one holds the other; after the window only one of them probes', async () => {
+    const prefix = uniquePrefix('shared');
+    const a = redisRateLimiter(client, { prefix });
+    const b = redisRateLimiter(client, { prefix });
+    const grant = await a.acquire(Date.now());
+    if (!isGo(grant)) throw new Error('expected to go');
+    await grant.release(Date.now(), 150);
+    expect(await b.acquire(Date.now())).toEqual({ waitMs: expect.any(Number) });
+    await sleep(170);
+    const answers = await Promise.all([a.acquire(Date.now()), b.acquire(Date.now()), b.acquire(Date.now())]);
+    expect(answers.filter(isGo)).toHaveLength(1);
+  });
+
+  it('a prober that never answers (crashed) holds the others only until its lease ends', async () => {
+    const prefix = uniquePrefix('lease');
+    const limiter = redisRateLimiter(client, { prefix, probeLeaseMs: 100 });
+    const first = await limiter.acquire(Date.now());
+    if (!isGo(first)) throw new Error('expected to go');
+    await first.release(Date.now(), 1); // a 1 ms window
+    await sleep(5);
+    expect(isGo(await limiter.acquire(Date.now()))).toBe(true); // the probe, never released
+    const held = await limiter.acquire(Date.now());
+    expect('waitMs' in held && held.waitMs <= 100).toBe(true);
+    await sleep(120);
+    expect(isGo(await limiter.acquire(Date.now()))).toBe(true); // the next probe
+  });
+
+  it('the crashed prober’s late answer does not end the new probe’s lease', async () => {
+    const prefix = uniquePrefix('late');
+    const limiter = redisRateLimiter(client, { prefix, probeLeaseMs: 60 });
+    const first = await limiter.acquire(Date.now());
+    if (!isGo(first)) throw new Error('expected to go');
+    await first.release(Date.now(), 1);
+    await sleep(5);
+    const stale = await limiter.acquire(Date.now());
+    await sleep(80);
+    const fresh = await limiter.acquire(Date.now());
+    if (!isGo(stale) || !isGo(fresh)) throw new Error('expected two probes in turn');
+    await stale.release(Date.now(), undefined); // the cooldown is over: the service answered
+    expect(await client.exists(`${prefix}cooling`)).toBe(0);
+    expect(await client.get(`${prefix}probe`)).not.toBeNull(); // the fresh probe's lease stands
+  });
+});
+
+describe('redisRateLimiter fails open', () => {
+  it('a client that rejects: the request goes, onError is told, Redis is left alone for a pause', async () => {
+    let sent = 0;
+    const broken: RedisLike = {
+      sendCommand: () => {
+        sent++;
+        return Promise.reject(new Error('ECONNREFUSED'));
+      },
+    };
+    const errors: unknown[] = [];
+    const limiter = redisRateLimiter(broken, {
+      onError: (e) => void errors.push(e),
+      pauseAfterErrorMs: 1_000,
+    });
+    const grant = await limiter.acquire(0);
+    expect(isGo(grant)).toBe(true);
+    // Its 429 cannot be recorded either: reported, not thrown (the SDK awaits release after each attempt).
+    if (isGo(grant)) await grant.release(10, 1_000);
+    expect(isGo(await limiter.acquire(500))).toBe(true);
+    expect(sent).toBe(1);
+    expect(isGo(await limiter.acquire(1_100))).toBe(true);
+    expect(sent).toBe(2);
+    expect(errors.map(String)).toEqual(['Error: ECONNREFUSED', 'Error: ECONNREFUSED']);
+  });
+
+  it('a client that never answers: the request goes after timeoutMs', async () => {
+    const hung: RedisLike = { sendCommand: () => new Promise(() => {}) };
+    const errors: unknown[] = [];
+    const limiter = redisRateLimiter(hung, { timeoutMs: 30, onError: (e) => void errors.push(e) });
+    expect(isGo(await limiter.acquire(Date.now()))).toBe(true);
+    expect(String(errors[0])).toContain('within 30 ms');
+  });
+
+  it('an onError that throws changes nothing', async () => {
+    const broken: RedisLike = { sendCommand: () => Promise.reject(new Error('down')) };
+    const limiter = redisRateLimiter(broken, {
+      onError: () => {
+        throw new Error('reporter broken');
+      },
+    });
+    expect(isGo(await limiter.acquire(0))).toBe(true);
+  });
+
+  describe('a BillingClient whose Redis went away', () => {
+    const mock = useMockServer();
+    it('keeps sending requests, and reports the outage', async () => {
+      const doomed = await startRedisServer();
+      const lost = await connectRedis(doomed.url);
+      try {
+        const errors: unknown[] = [];
+        const rateLimiter = redisRateLimiter(lost, { timeoutMs: 200, onError: (e) => void errors.push(e) });
+        const billing = clientFor(mock.server, { rateLimiter }, realClock);
+        await billing.products.list();
+        await doomed.stop();
+        await billing.products.list();
+        await billing.products.list();
+        expect(mock.server.requests.count()).toBe(3);
+        expect(errors.length).toBeGreaterThanOrEqual(1);
+      } finally {
+        lost.destroy();
+        await doomed.stop();
+      }
+    });
+  });
+});
