@@ -45,8 +45,10 @@ export class Transport {
     const ky = this.#ky ?? (await this.#create());
     const { method, url, headers, body, signal, maxBytes } = request;
     if (!this.#engine) return ky(url, { method, headers, body, signal });
-    // ky passes options it does not know on to its fetch: the engine's hints travel that way.
-    const withHints = { method, headers, body, signal, [ENGINE_HINTS]: { body, signal, maxBytes } };
+    // ky passes options it does not know on to its fetch: the engine's hints travel that way. The
+    // signal goes to the engine only: given to ky too, it would cost an `AbortSignal.any` and a
+    // signal for the Request to follow on every call, for an abort the engine already acts on.
+    const withHints = { method, headers, body, [ENGINE_HINTS]: { body, signal, maxBytes } };
     return ky(url, withHints);
   }
 
