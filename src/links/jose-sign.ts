@@ -1,6 +1,7 @@
 /**
  * The part of jose that signing needs, loaded on first use by `signHostedLink`: an app that never
  * signs a link never downloads jose (bundlers put a dynamic import in its own chunk), and one that
- * does gets only `SignJWT`, not the whole library. Verifying loads its part the same way (jose-verify.ts).
+ * does gets only `SignJWT`, not the whole library. (`verifyHostedLink` imports jose's verify
+ * part statically: no client code reaches it, so only apps that verify links bundle it.)
  */
 export { SignJWT } from 'jose';

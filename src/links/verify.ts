@@ -1,3 +1,7 @@
+// Static, from jose's subpaths: nothing in the client reaches this module, so only apps that verify
+// links bundle it, and in Node importing the SDK loads jose's verify modules only, not its index.
+import { JOSEAlgNotAllowed, JWSSignatureVerificationFailed, JWTExpired } from 'jose/errors';
+import { jwtVerify } from 'jose/jwt/verify';
 import { HostedLinkError } from '../core/errors.js';
 import { isWellFormed } from '../core/well-formed.js';
 
@@ -37,7 +41,6 @@ const encoder = new TextEncoder();
 export async function verifyHostedLink(urlOrToken: string, signingKey: string): Promise<VerifiedHostedLink> {
   const key = keyOf(signingKey);
   const token = tokenOf(urlOrToken);
-  const { errors, jwtVerify } = await import('./jose-verify.js');
   try {
     const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'] });
     if (typeof payload.account_ref_id !== 'string' || payload.account_ref_id === '') {
@@ -46,7 +49,7 @@ export async function verifyHostedLink(urlOrToken: string, signingKey: string): 
     return { account_ref_id: payload.account_ref_id, claims: payload as HostedLinkClaims };
   } catch (err) {
     if (err instanceof HostedLinkError) throw err;
-    throw fromJose(err, errors);
+    throw fromJose(err);
   }
 }
 
@@ -83,18 +86,18 @@ function urlOf(link: string): URL {
   }
 }
 
-function fromJose(err: unknown, errors: typeof import('jose').errors): HostedLinkError {
-  if (err instanceof errors.JOSEAlgNotAllowed) {
+function fromJose(err: unknown): HostedLinkError {
+  if (err instanceof JOSEAlgNotAllowed) {
     return new HostedLinkError('unsupported_algorithm', 'hosted link token is not signed with HS256', {
       cause: err,
     });
   }
-  if (err instanceof errors.JWSSignatureVerificationFailed) {
+  if (err instanceof JWSSignatureVerificationFailed) {
     return new HostedLinkError('invalid_signature', 'hosted link token signature does not verify', {
       cause: err,
     });
   }
-  if (err instanceof errors.JWTExpired) {
+  if (err instanceof JWTExpired) {
     return new HostedLinkError('expired', 'hosted link token has expired', { cause: err });
   }
   return new HostedLinkError('invalid_token', 'hosted link token is malformed', { cause: err });

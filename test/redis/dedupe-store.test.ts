@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWebhookHandler, memoryDedupeStore } from '../../src/index.js';
 import { type RedisLike, redisDedupeStore } from '../../src/redis/index.js';
 import { event } from '../webhooks/event.js';
-import { connectRedis, type NodeRedis, uniquePrefix } from './connect.js';
+import { connectRedis, uniquePrefix, useRedisClient } from './connect.js';
 import { dedupeContract } from './dedupe-contract.js';
 import { startRedisServer, useRedisServer } from './redis-server.js';
 
 const redis = useRedisServer();
-let client: NodeRedis;
-beforeAll(async () => {
-  client = await connectRedis(redis.server.url);
-});
-afterAll(() => client?.close());
+const connected = useRedisClient(redis);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -27,32 +23,32 @@ dedupeContract('memoryDedupeStore', async () => {
 });
 
 dedupeContract('redisDedupeStore', async () => ({
-  store: redisDedupeStore(client, { prefix: uniquePrefix('dedupe') }),
+  store: redisDedupeStore(connected.client, { prefix: uniquePrefix('dedupe') }),
   advance: sleep,
 }));
 
 describe('redisDedupeStore in Redis', () => {
   it('keeps one key per id: the claim token with the claim TTL, then done with doneTtlMs', async () => {
     const prefix = uniquePrefix('keys');
-    const store = redisDedupeStore(client, { prefix, doneTtlMs: 3_600_000 });
+    const store = redisDedupeStore(connected.client, { prefix, doneTtlMs: 3_600_000 });
     await store.claim('tx-1', 'token-1', 30_000);
-    expect(await client.get(`${prefix}tx-1`)).toBe('claim:token-1');
-    const claimTtl = await client.pTTL(`${prefix}tx-1`);
+    expect(await connected.client.get(`${prefix}tx-1`)).toBe('claim:token-1');
+    const claimTtl = await connected.client.pTTL(`${prefix}tx-1`);
     expect(claimTtl).toBeGreaterThan(25_000);
     expect(claimTtl).toBeLessThanOrEqual(30_000);
     await store.complete('tx-1', 'token-1');
-    expect(await client.get(`${prefix}tx-1`)).toBe('done');
-    expect(await client.pTTL(`${prefix}tx-1`)).toBeGreaterThan(3_500_000);
+    expect(await connected.client.get(`${prefix}tx-1`)).toBe('done');
+    expect(await connected.client.pTTL(`${prefix}tx-1`)).toBeGreaterThan(3_500_000);
   });
 
   it('a token that reads "done" cannot pass for the done mark', async () => {
-    const store = redisDedupeStore(client, { prefix: uniquePrefix('done-token') });
+    const store = redisDedupeStore(connected.client, { prefix: uniquePrefix('done-token') });
     expect(await store.claim('tx', 'done', 30_000)).toBe('claimed');
     expect(await store.claim('tx', 'other', 30_000)).toBe('processing');
   });
 
   it('works with an ioredis-style adapter over the same connection', async () => {
-    const adapter: RedisLike = { sendCommand: (args) => client.sendCommand(args) };
+    const adapter: RedisLike = { sendCommand: (args) => connected.client.sendCommand(args) };
     const store = redisDedupeStore(adapter, { prefix: uniquePrefix('adapter') });
     expect(await store.claim('tx', 't', 30_000)).toBe('claimed');
     expect(await store.complete('tx', 't')).toBe(true);
@@ -112,7 +108,7 @@ describe('redisDedupeStore when Redis fails: the handler fails closed', () => {
 
   it('a claim that succeeded but whose complete fails: 500, and the retry gets 409 while the claim lives', async () => {
     const prefix = uniquePrefix('complete-fails');
-    const real = redisDedupeStore(client, { prefix });
+    const real = redisDedupeStore(connected.client, { prefix });
     let calls = 0;
     const handler = createWebhookHandler({
       onEvent: () => void calls++,

@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { realClock } from '../../src/core/clock.js';
 import { memoryRateLimiter, type RateLimitGrant } from '../../src/index.js';
 import { type RedisLike, redisRateLimiter } from '../../src/redis/index.js';
 import { clientFor, useMockServer } from '../helpers.js';
-import { connectRedis, type NodeRedis, uniquePrefix } from './connect.js';
+import { connectRedis, uniquePrefix, useRedisClient } from './connect.js';
 import { limiterContract } from './limiter-contract.js';
 import { startRedisServer, useRedisServer } from './redis-server.js';
 
 const redis = useRedisServer();
-let client: NodeRedis;
-beforeAll(async () => {
-  client = await connectRedis(redis.server.url);
-});
-afterAll(() => client?.close());
+const connected = useRedisClient(redis);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const isGo = (grant: RateLimitGrant) => 'release' in grant;
@@ -29,7 +25,7 @@ limiterContract('memoryRateLimiter', async () => {
 });
 
 limiterContract('redisRateLimiter', async () => ({
-  limiter: redisRateLimiter(client, { prefix: uniquePrefix('limiter') }),
+  limiter: redisRateLimiter(connected.client, { prefix: uniquePrefix('limiter') }),
   now: () => Date.now(),
   advance: sleep,
 }));
@@ -37,8 +33,8 @@ limiterContract('redisRateLimiter', async () => ({
 describe('redisRateLimiter across processes (two limiters on one Redis stand for two processes)', () => {
   it('a 429 seen by one holds the other; after the window only one of them probes', async () => {
     const prefix = uniquePrefix('shared');
-    const a = redisRateLimiter(client, { prefix });
-    const b = redisRateLimiter(client, { prefix });
+    const a = redisRateLimiter(connected.client, { prefix });
+    const b = redisRateLimiter(connected.client, { prefix });
     const grant = await a.acquire(Date.now());
     if (!isGo(grant)) throw new Error('expected to go');
     await grant.release(Date.now(), 150);
@@ -50,7 +46,7 @@ describe('redisRateLimiter across processes (two limiters on one Redis stand for
 
   it('a prober that never answers (crashed) holds the others only until its lease ends', async () => {
     const prefix = uniquePrefix('lease');
-    const limiter = redisRateLimiter(client, { prefix, probeLeaseMs: 100 });
+    const limiter = redisRateLimiter(connected.client, { prefix, probeLeaseMs: 100 });
     const first = await limiter.acquire(Date.now());
     if (!isGo(first)) throw new Error('expected to go');
     await first.release(Date.now(), 1); // a 1 ms window
@@ -64,7 +60,7 @@ describe('redisRateLimiter across processes (two limiters on one Redis stand for
 
   it('the crashed prober’s late answer does not end the new probe’s lease', async () => {
     const prefix = uniquePrefix('late');
-    const limiter = redisRateLimiter(client, { prefix, probeLeaseMs: 60 });
+    const limiter = redisRateLimiter(connected.client, { prefix, probeLeaseMs: 60 });
     const first = await limiter.acquire(Date.now());
     if (!isGo(first)) throw new Error('expected to go');
     await first.release(Date.now(), 1);
@@ -74,8 +70,8 @@ describe('redisRateLimiter across processes (two limiters on one Redis stand for
     const fresh = await limiter.acquire(Date.now());
     if (!isGo(stale) || !isGo(fresh)) throw new Error('expected two probes in turn');
     await stale.release(Date.now(), undefined); // the cooldown is over: the service answered
-    expect(await client.exists(`${prefix}cooling`)).toBe(0);
-    expect(await client.get(`${prefix}probe`)).not.toBeNull(); // the fresh probe's lease stands
+    expect(await connected.client.exists(`${prefix}cooling`)).toBe(0);
+    expect(await connected.client.get(`${prefix}probe`)).not.toBeNull(); // the fresh probe's lease stands
   });
 });
 

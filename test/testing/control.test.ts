@@ -7,18 +7,11 @@ import {
   type MockServer,
   startMockServer,
 } from '../../src/testing/index.js';
-import { obj } from './helpers.js';
+import { answerOf, obj } from './helpers.js';
 import { startReceiver, useReceiver } from './receiver.js';
 
 const ORIGIN = 'http://mock.test';
 const UNAUTHORIZED = { detail: 'Invalid API key' };
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  text: string;
-  body: unknown;
-}
 
 type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
 
@@ -30,14 +23,7 @@ function caller(fetchFn: Fetch, origin: string, apiKey: string) {
       headers: { authorization: `Bearer ${apiKey}`, ...headers },
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, headers: response.headers, text, body: parsed } satisfies Answer;
+    return answerOf(response);
   };
 }
 

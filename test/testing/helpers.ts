@@ -10,6 +10,18 @@ export interface Answer {
 
 type Target = Pick<MockServer, 'baseUrl' | 'apiKey'>;
 
+/** Reads a response into an {@link Answer}. */
+export async function answerOf(response: Response): Promise<Answer> {
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed };
+}
+
 /**
  * Plain-fetch client for the mock: API-relative paths, the Bearer key unless headers say otherwise.
  * Takes a server, or the `{ server }` of `useMockServer()`, read on each call because that server
@@ -27,14 +39,7 @@ export function client(target: Target | { readonly server: Target }) {
       },
       ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
     });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, headers: response.headers, text, body: parsed } satisfies Answer;
+    return answerOf(response);
   };
   return {
     get: (path: string, headers?: Record<string, string>) => call('GET', path, undefined, headers),
