@@ -420,6 +420,15 @@ export function renderMarkdown(data, summary) {
       '',
     );
   }
+  if (data.tarball) {
+    const { packed, unpacked, files } = data.tarball;
+    out.push(
+      '## Package',
+      '',
+      `\`npm pack\`: ${kb(packed)} packed, ${kb(unpacked)} unpacked, ${files} files (the tarball \`npm install billing-sdk\` downloads; dependencies not included).`,
+      '',
+    );
+  }
 
   out.push('## Machine and versions', '');
   const m = meta.machine;
@@ -461,6 +470,8 @@ export function renderCompact(data, summary) {
       `cold import (median from process start): ${summary.coldRows.map((r) => `${r.target} ${fmtMs(r.sinceStart.median)}`).join(', ')}`,
     );
   }
+  if (data.tarball)
+    out.push(`package: ${kb(data.tarball.packed)} packed, ${kb(data.tarball.unpacked)} unpacked`);
   if (data.sizes) {
     out.push(`bundle: ${data.sizes.map((r) => `${r.name} ${(r.measured / 1000).toFixed(1)} KB`).join(', ')}`);
   }

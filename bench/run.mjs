@@ -134,6 +134,14 @@ const clientNames = ALL_CLIENTS.filter((n) => n === BASELINE || only.includes(n)
 const log = (msg) =>
   process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(3)}s] ${msg}\n`);
 
+/** What `npm install billing-sdk` downloads and unpacks: `npm pack --dry-run` of the repo. */
+function packedSize() {
+  const [pack] = JSON.parse(
+    execFileSync('npm', ['pack', '--dry-run', '--json', '--silent'], { cwd: root, encoding: 'utf8' }),
+  );
+  return { packed: pack.size, unpacked: pack.unpackedSize, files: pack.files.length };
+}
+
 /** bench/node_modules with every dependency of bench/package.json, installed when one is missing. */
 function ensureBenchDeps() {
   const deps = Object.keys(JSON.parse(readFileSync(join(benchDir, 'package.json'), 'utf8')).dependencies);
@@ -393,6 +401,7 @@ async function main() {
   let cold = null;
   let memory = null;
   let sizes = null;
+  let tarball = null;
   try {
     // Untimed pass: warms the server and proves each client works before minutes are spent on it.
     for (const c of clients) {
@@ -446,6 +455,7 @@ async function main() {
     const { measure } = await import('../scripts/size.mjs');
     sizes = await measure();
     log('bundle sizes done');
+    tarball = packedSize();
   }
 
   meta.loadavgEnd = os.loadavg();
@@ -453,7 +463,7 @@ async function main() {
   if (meta.distChanged)
     log('WARNING: dist/ changed during the run: the SDK was rebuilt while being measured');
   meta.totalSeconds = (performance.now() - started) / 1000;
-  const data = { meta, clients, concurrencies, samples, cold, memory, sizes };
+  const data = { meta, clients, concurrencies, samples, cold, memory, sizes, tarball };
   const summary = summarize(data);
   // The workloads section of the file (written by --workloads runs) is carried over as it is.
   const kept = extractWorkloads(readOr(flags.out));
