@@ -35,7 +35,7 @@ const classicZod = {
  * that dead code out of every browser bundle.
  */
 const noUserAgentInBrowsers = {
-  name: 'no-user-agent-in-browsers',
+  name: 'browser-build-stubs',
   setup(build: { onLoad: (o: { filter: RegExp }, f: () => { contents: string; loader: 'ts' }) => void }) {
     build.onLoad({ filter: /src[\\/]core[\\/]user-agent\.ts$/ }, () => ({
       contents: 'export function userAgent(): Record<string, string> { return {}; }',
@@ -44,6 +44,17 @@ const noUserAgentInBrowsers = {
     // Browsers and workers run ky on their fetch: no undici, no node:zlib in their bundles.
     build.onLoad({ filter: /src[\\/]core[\\/]default-engine\.ts$/ }, () => ({
       contents: 'export function defaultEngine(): undefined { return undefined; }',
+      loader: 'ts',
+    }));
+    // Loaded on first use in Node (import time); static in bundles, where a chunk of its own would
+    // cost more bytes than it saves (p-retry) or be shared with signing (jose's verify part).
+    build.onLoad({ filter: /src[\\/]core[\\/]load-p-retry\.ts$/ }, () => ({
+      contents: "import pRetry from 'p-retry'; export async function loadPRetry() { return pRetry; }",
+      loader: 'ts',
+    }));
+    build.onLoad({ filter: /src[\\/]links[\\/]load-jose-verify\.ts$/ }, () => ({
+      contents:
+        "import * as jose from './jose-verify.js'; export async function loadJoseVerify() { return jose; }",
       loader: 'ts',
     }));
   },

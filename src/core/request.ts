@@ -1,4 +1,3 @@
-import pRetry from 'p-retry';
 import { type APIResponseInfo, responseInfo, type WithResponse } from './api-promise.js';
 import { type CrossRule, check, type Rules } from './checks.js';
 import { defaultEngine } from './default-engine.js';
@@ -14,6 +13,7 @@ import {
   ResponseTooLargeError,
 } from './errors.js';
 import { lowerKeys } from './headers.js';
+import { loadPRetry } from './load-p-retry.js';
 import { createLogger, type SdkLogger } from './logger.js';
 import { type CallOptions, callOptions, type ResolvedOptions } from './options.js';
 import { loadFirstPage, type PageEnvelope, PagePromise } from './pagination.js';
@@ -209,8 +209,10 @@ export class ApiCore {
       try {
         exchange = await attempt();
       } catch (error) {
-        // Most calls succeed at once: p-retry (about 11 µs a call) takes over only after a failure.
+        // Most calls succeed at once: p-retry (about 11 µs a call) takes over only after a failure,
+        // and is loaded then (importing the SDK does not load it).
         await beforeRetry(error, 1);
+        const pRetry = await loadPRetry();
         exchange = await pRetry(attempt, {
           retries: options.maxRetries - 1,
           minTimeout: 0,

@@ -1,9 +1,6 @@
-// Static, from jose's subpaths: nothing in the client reaches this module, so only apps that verify
-// links bundle it, and in Node importing the SDK loads jose's verify modules only, not its index.
-import { JOSEAlgNotAllowed, JWSSignatureVerificationFailed, JWTExpired } from 'jose/errors';
-import { jwtVerify } from 'jose/jwt/verify';
 import { HostedLinkError } from '../core/errors.js';
 import { isWellFormed } from '../core/well-formed.js';
+import { loadJoseVerify } from './load-jose-verify.js';
 
 /** The claims of a hosted-link token. */
 export interface HostedLinkClaims {
@@ -41,15 +38,16 @@ const encoder = new TextEncoder();
 export async function verifyHostedLink(urlOrToken: string, signingKey: string): Promise<VerifiedHostedLink> {
   const key = keyOf(signingKey);
   const token = tokenOf(urlOrToken);
+  const jose = await loadJoseVerify();
   try {
-    const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'] });
+    const { payload } = await jose.jwtVerify(token, key, { algorithms: ['HS256'] });
     if (typeof payload.account_ref_id !== 'string' || payload.account_ref_id === '') {
       throw new HostedLinkError('missing_claim', 'hosted link token has no account_ref_id claim');
     }
     return { account_ref_id: payload.account_ref_id, claims: payload as HostedLinkClaims };
   } catch (err) {
     if (err instanceof HostedLinkError) throw err;
-    throw fromJose(err);
+    throw fromJose(err, jose);
   }
 }
 
@@ -86,18 +84,18 @@ function urlOf(link: string): URL {
   }
 }
 
-function fromJose(err: unknown): HostedLinkError {
-  if (err instanceof JOSEAlgNotAllowed) {
+function fromJose(err: unknown, errors: typeof import('./jose-verify.js')): HostedLinkError {
+  if (err instanceof errors.JOSEAlgNotAllowed) {
     return new HostedLinkError('unsupported_algorithm', 'hosted link token is not signed with HS256', {
       cause: err,
     });
   }
-  if (err instanceof JWSSignatureVerificationFailed) {
+  if (err instanceof errors.JWSSignatureVerificationFailed) {
     return new HostedLinkError('invalid_signature', 'hosted link token signature does not verify', {
       cause: err,
     });
   }
-  if (err instanceof JWTExpired) {
+  if (err instanceof errors.JWTExpired) {
     return new HostedLinkError('expired', 'hosted link token has expired', { cause: err });
   }
   return new HostedLinkError('invalid_token', 'hosted link token is malformed', { cause: err });
