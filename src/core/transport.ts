@@ -20,8 +20,8 @@ let kyModule: Promise<KyModule> | undefined;
 /**
  * The only code that calls ky. Its engine is the user's `fetch` when given; else the SDK's own
  * engine where there is one (Node: undici's dispatcher API, see default-engine.ts), which gets the
- * attempt's signal, body and size limit as hints; else the global fetch. Everything ky would otherwise do on its own is switched to what the SDK's
- * request path needs: no retry and no HTTP-error throwing (retries and statuses are the request
+ * attempt's signal, body and size limit as hints; else the global fetch. Everything ky would
+ * otherwise do on its own is switched to what the SDK's request path needs: no retry and no HTTP-error throwing (retries and statuses are the request
  * path's), no timeout of its own (the attempt's signal covers headers and body together), and no
  * redirect followed (a 3xx comes back as it is and becomes an error: following it would send the
  * API key and a debit to wherever the `Location` points).
@@ -40,7 +40,10 @@ export class Transport {
     this.#engine = fetch ? undefined : engine;
   }
 
-  /** Sends the request and resolves with the response; its body is left for the caller to read. */
+  /**
+   * Sends the request and resolves with the response, whose body the caller reads with `readBody`
+   * (the SDK's engine has read it already, within the same limit: see engine.ts).
+   */
   async send(request: WireRequest): Promise<Response> {
     const ky = this.#ky ?? (await this.#create());
     const { method, url, headers, body, signal, maxBytes } = request;
