@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BillingClient } from '../../src/index.js';
+import type { StartupInfo } from '../../src/testing/cli/banner.js';
 import { DEMO } from '../../src/testing/index.js';
 import { VERSION } from '../../src/version.js';
 import { obj } from './helpers.js';
@@ -117,15 +118,7 @@ async function exited(running: Running, ms = 10_000) {
 }
 
 interface Started extends Running {
-  info: {
-    baseUrl: string;
-    appUrl: string;
-    controlUrl: string;
-    apiKey: string;
-    signingKey: string;
-    webhookUrl: string | null;
-    pid: number;
-  };
+  info: StartupInfo;
 }
 
 async function startBin(args: string[] = []): Promise<Started> {
