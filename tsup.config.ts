@@ -77,7 +77,7 @@ export default defineConfig([
   // `sideEffects: false`, so a bundler drops every module an app does not use.
   {
     ...shared,
-    entry: ['src/**/*.ts', '!src/testing/**', '!src/redis/**', '!src/core/undici-engine.ts'],
+    entry: ['src/**/*.ts', '!src/testing/**', '!src/redis/**', '!src/node/**', '!src/core/undici-engine.ts'],
     outDir: 'dist/browser',
     format: ['esm'],
     platform: 'neutral',
@@ -103,6 +103,14 @@ export default defineConfig([
     entry: { 'redis/index': 'src/redis/index.ts' },
     format: ['esm', 'cjs'],
     platform: 'neutral',
+    dts: true,
+  },
+  // `billing-sdk/node`: Node-only helpers (the file spool), never part of the main entry.
+  {
+    ...shared,
+    entry: { 'node/index': 'src/node/index.ts' },
+    format: ['esm', 'cjs'],
+    platform: 'node',
     dts: true,
   },
   // The mock server is Node-only, and so is `npx billing-sdk-mock` (src/testing/bin.ts keeps its

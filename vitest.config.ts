@@ -7,12 +7,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * they always run, so a missing server fails there instead of passing unseen.
  */
 const redisServer = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
-const REDIS_FILES = [
-  'test/redis/cooldown-processes.test.ts',
-  'test/redis/dedupe-store.test.ts',
-  'test/redis/rate-limiter.test.ts',
-  'test/redis/webhooks-processes.test.ts',
-];
+// Every test under test/redis/ starts a redis-server (or tests the entry beside those that do).
+const REDIS_FILES = ['test/redis/**'];
 const skipRedis = !existsSync(redisServer) && !process.env.CI;
 if (skipRedis) {
   console.warn(

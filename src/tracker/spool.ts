@@ -1,0 +1,49 @@
+import type { UsageWriteParams } from '../resources/usage.js';
+
+/** A usage event as the tracker sends it: checked, with its `event_key` fixed before any send. */
+export type SpooledEvent = UsageWriteParams & { event_key: string };
+
+/** One entry of a {@link Spool}: an event tracked (or an aggregate formed) and not yet acknowledged. */
+export interface SpoolEntry {
+  /** The spool's id of the entry, unique within the spool. */
+  id: string;
+  /** The event to send, with the key it must always be sent under. */
+  event: SpooledEvent;
+}
+
+/**
+ * Where a usage tracker keeps events between `track` and the service's answer: the contract that
+ * `memorySpool()`, `fileSpool(dir)` (`billing-sdk/node`) and `redisSpool(client)`
+ * (`billing-sdk/redis`) share, each tested by one suite. An entry stays in the spool from
+ * {@link append} until {@link ack}; a durable spool hands the entries of a run that died to the
+ * next {@link take} after {@link open}, with their original keys, so an event is recorded exactly
+ * once whatever crashes (the service answers a repeated key `idempotent: true`).
+ */
+export interface Spool {
+  /** Whether entries outlive the process (false for memory: they die with it). */
+  readonly durable: boolean;
+  /** Opens the spool (takes its lock, reads what a previous run left). Called once, first. */
+  open(): Promise<void>;
+  /**
+   * Appends events; resolves with their ids, in order, once they are durable (a file spool's group
+   * commit, Redis's XADD). Rejects, typed, when they could not be stored: never pretends durability.
+   */
+  append(events: readonly SpooledEvent[]): Promise<string[]>;
+  /**
+   * Up to `max` entries to send that this process has not been handed yet: what a previous run left
+   * first, then in append order (with Redis: new entries of the shared stream, and entries another
+   * instance left pending longer than the claim time). Resolves `[]` when there is none right now.
+   */
+  take(max: number): Promise<SpoolEntry[]>;
+  /** Marks entries done (recorded, or dead-lettered): never handed out again, by any process. */
+  ack(ids: readonly string[]): Promise<void>;
+  /**
+   * In one atomic step, appends `aggregate` and acknowledges `members`, which it replaces: after a
+   * crash either the members or the aggregate are left, never both. Resolves with the aggregate's id.
+   */
+  replace(members: readonly string[], aggregate: SpooledEvent): Promise<string>;
+  /** Which of `ids` are not acknowledged yet (by any process sharing the spool). */
+  pending(ids: readonly string[]): Promise<string[]>;
+  /** Releases the spool (lock, files, timers); what was not acknowledged stays in a durable spool. */
+  close(): Promise<void>;
+}
