@@ -11,6 +11,12 @@ import { Transactions } from './resources/transactions.js';
 import { Usage } from './resources/usage.js';
 
 /**
+ * How long one attempt of `client` may take: what a helper built on a client (the access cache)
+ * waits at most for another instance's request. Not exported from the package.
+ */
+export let attemptTimeoutOf: (client: BillingClient) => number;
+
+/**
  * The Billing Service API client. Create one per process and share it: it holds no per-request
  * state. Every method takes its parameters and, last, {@link RequestOptions}.
  *
@@ -45,6 +51,12 @@ export class BillingClient {
   readonly usage: Usage;
   /** The options given to the constructor, kept for {@link withOptions}; private so the key never shows when the client is logged. */
   readonly #options: ClientOptions;
+
+  static {
+    // Read through a function set here (a static block sees private fields) rather than a public
+    // getter, so that the option stays out of the published types.
+    attemptTimeoutOf = (client) => client.#options.timeout ?? 30_000;
+  }
 
   /**
    * @param options - see {@link ClientOptions}; `apiKey` and `baseUrl` default to the env variables

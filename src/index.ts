@@ -4,6 +4,14 @@
  *
  * @module billing-sdk
  */
+export {
+  type AccessCache,
+  type AccessCacheStats,
+  type AccessLookupOptions,
+  createAccessCache,
+} from './access/cache.js';
+export type { AccessCacheOptions } from './access/options.js';
+export type { AccessStore, AccessStoreRead, SharedAccessAnswer } from './access/store.js';
 export { BillingClient } from './client.js';
 export { APIPromise, type APIResponseInfo, type WithResponse } from './core/api-promise.js';
 export { memoryRateLimiter, type RateLimiter, type RateLimitGrant } from './core/cooldown.js';

@@ -1,4 +1,5 @@
 import { readByEngine } from './engine.js';
+import { untilSignal } from './signals.js';
 
 /**
  * The body was larger than the limit; reading stopped there. An engine that reads bodies before it
@@ -59,31 +60,11 @@ export async function readBody(response: Response, limit: number, signal: AbortS
  * arrives after that has its body cancelled, so its connection is not left open.
  */
 export function untilAborted(sending: Promise<Response>, signal: AbortSignal): Promise<Response> {
-  if (signal.aborted) {
+  return untilSignal(sending, signal, () => {
     sending.then(
       (r) => r.body?.cancel(),
       () => {},
     );
-    return Promise.reject(signal.reason);
-  }
-  return new Promise((resolve, reject) => {
-    const abort = () => {
-      sending.then(
-        (r) => r.body?.cancel(),
-        () => {},
-      );
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', abort, { once: true });
-    sending.then(
-      (response) => {
-        signal.removeEventListener('abort', abort);
-        resolve(response);
-      },
-      (error) => {
-        signal.removeEventListener('abort', abort);
-        reject(error);
-      },
-    );
+    return signal.reason;
   });
 }

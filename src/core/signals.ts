@@ -17,3 +17,26 @@ export function anySignal(signals: readonly AbortSignal[]): AbortSignal {
   }
   return both.signal;
 }
+
+/**
+ * `promise`, or a rejection with `onAbort()` as soon as `signal` aborts: the caller stops waiting,
+ * the work behind `promise` goes on (it may be shared with other callers). No listener is left
+ * behind once either settles.
+ */
+export function untilSignal<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () => unknown): Promise<T> {
+  if (signal.aborted) return Promise.reject(onAbort());
+  return new Promise((resolve, reject) => {
+    const abort = () => reject(onAbort());
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', abort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -30,12 +30,20 @@ export interface FixSubscriptionParams {
 /** The reference's one not-found body: the only 404 that means "this account or tier is not active". */
 const NOT_FOUND = 'Account not found or invalid subscription tier';
 
+/**
+ * Whether `error` is the service's documented not-found answer (unknown account or tier), which
+ * means "no access"; any other 404 (a wrong `baseUrl`, a proxy's page) is a failure.
+ */
+export const isNotFoundAnswer = (error: unknown): error is NotFoundError =>
+  error instanceof NotFoundError && error.error === NOT_FOUND;
+
 const tierNeedsSubscription: CrossRule = (p) =>
   p.tier !== undefined && p.subscription === undefined
     ? [{ field: 'tier', message: 'requires subscription' }]
     : [];
 
-const accountStatus = endpoint<AccountStatus>({
+/** `accounts.status`; also the checks of the access cache's account lookups. */
+export const accountStatus = endpoint<AccountStatus>({
   operation: 'accounts.status',
   method: 'GET',
   rules: { account_ref_id: [required, segment], subscription: [text], tier: [text] },
@@ -50,7 +58,7 @@ const isActive = endpoint<AccountStatus, boolean>({
   transform: (status) => subscriptionsOf(status).some((s) => s.is_active),
   // Any other 404 (a wrong baseUrl, a proxy's page) throws: answering false would silently put
   // every user behind the paywall.
-  recover: (error) => (error instanceof NotFoundError && error.error === NOT_FOUND ? false : undefined),
+  recover: (error) => (isNotFoundAnswer(error) ? false : undefined),
 });
 
 const fixSubscription = endpoint<{ url?: string | undefined } | null, FixSubscriptionResult>({

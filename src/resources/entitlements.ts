@@ -14,7 +14,8 @@ export interface EntitlementCheckParams {
   entitlement_code: string;
 }
 
-const checkEntitlement = endpoint<EntitlementCheck>({
+/** `entitlements.check`; also the checks of the access cache's entitlement lookups. */
+export const checkEntitlement = endpoint<EntitlementCheck>({
   operation: 'entitlements.check',
   method: 'GET',
   rules: {

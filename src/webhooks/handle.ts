@@ -1,4 +1,5 @@
-import { WebhookError } from '../core/errors.js';
+import type { AccessCache } from '../access/cache.js';
+import { InvalidRequestError, WebhookError } from '../core/errors.js';
 import type { WebhookEvent } from '../schemas/webhook.js';
 import { DEFAULT_CLAIM_TTL_MS, runClaimed } from './claim-run.js';
 import type { DedupeStore } from './dedupe.js';
@@ -24,6 +25,13 @@ export interface WebhookHandlerOptions {
    * (they are answered 409 until then), not how long `onEvent` may take. Default 60 000.
    */
   claimTtlMs?: number | undefined;
+  /**
+   * An access cache (`createAccessCache`) whose answers about the event's account are dropped
+   * before `onEvent` runs and before the sender gets its 200, here and on every instance sharing its
+   * store. The payload's own fields (`is_active`) never become an answer: deliveries are not
+   * authenticated, so a forged one can at most cause one extra lookup.
+   */
+  access?: Pick<AccessCache, 'invalidate'> | undefined;
   /** Largest body accepted, in bytes; larger → 413. Default 65 536. */
   maxBodyBytes?: number | undefined;
   /**
@@ -79,8 +87,23 @@ export function webhookProcessor(
     headers: { 'retry-after': String(Math.ceil(ttlMs / 1000)) },
     body: { error: 'delivery is being processed by another receiver; retry later', retryable: true },
   };
+  const access = options.access;
+  if (access !== undefined && typeof access?.invalidate !== 'function') {
+    throw new InvalidRequestError('createWebhookHandler', [
+      { field: 'options.access', message: 'must be an access cache (with an invalidate method)' },
+    ]);
+  }
   const inFlight = new Map<string, Promise<WebhookReply>>();
   const run = async (event: WebhookEvent): Promise<WebhookReply> => {
+    if (access) {
+      try {
+        await access.invalidate(event.account_ref_id);
+      } catch (error) {
+        // An answer from before this event could still be served: let the sender retry.
+        report(options.onError, error, event);
+        return { status: 500, body: { error: 'access cache invalidation failed' } };
+      }
+    }
     const outcome = await runClaimed(event, {
       dedupe,
       ttlMs,

@@ -1,0 +1,108 @@
+import type { BillingClient } from '../client.js';
+import { NotFoundError } from '../core/errors.js';
+import type { AccountStatusParams } from '../resources/accounts.js';
+import { isNotFoundAnswer } from '../resources/accounts.js';
+import type { EntitlementCheckParams } from '../resources/entitlements.js';
+import { type AccountStatus, subscriptionsOf } from '../schemas/account-status.js';
+
+/**
+ * What the service said, as the cache keeps it. `isActive` and `status` of one account and filter
+ * share one answer (one request serves both); the documented not-found is an answer too ("no
+ * access"), never any other failure: an error is never cached.
+ */
+export type Answer =
+  | { kind: 'status'; status: AccountStatus }
+  | { kind: 'not-found'; error: NotFoundError }
+  | { kind: 'entitlement'; has_access: boolean };
+
+/** A lookup the cache can answer: what identifies it, and how to ask the service. */
+export interface Question {
+  /** The account whose invalidation drops this answer. */
+  account: string;
+  /** Identifies the answer across instances (no generation in it). */
+  key: string;
+  /** Asks the service. `signal` is the cache's own, never a caller's: the request is shared. */
+  ask(billing: BillingClient, signal: AbortSignal): Promise<Answer>;
+}
+
+/** A "no": kept for `denyTtlMs` rather than `ttlMs`. */
+export function isDenial(answer: Answer): boolean {
+  switch (answer.kind) {
+    case 'status':
+      return !isActiveIn(answer.status);
+    case 'not-found':
+      return true;
+    case 'entitlement':
+      return !answer.has_access;
+  }
+}
+
+/** The yes/no the reference says is always derivable from `is_active`. */
+export function isActiveIn(status: AccountStatus): boolean {
+  return subscriptionsOf(status).some((s) => s.is_active);
+}
+
+/** The question behind `isActive` and `status` (parameters already checked). */
+export function statusQuestion(params: AccountStatusParams): Question {
+  const { account_ref_id, subscription, tier } = params;
+  return {
+    account: account_ref_id,
+    key: JSON.stringify(['status', account_ref_id, subscription ?? null, tier ?? null]),
+    ask: (billing, signal) =>
+      billing.accounts.status(params, { signal }).then(
+        (status): Answer => ({ kind: 'status', status }),
+        (error: unknown): Answer => {
+          if (isNotFoundAnswer(error)) return { kind: 'not-found', error };
+          throw error;
+        },
+      ),
+  };
+}
+
+/** The question behind `hasEntitlement` (parameters already checked). */
+export function entitlementQuestion(params: EntitlementCheckParams): Question {
+  const { account_ref_id, product_code, entitlement_code } = params;
+  return {
+    account: account_ref_id,
+    key: JSON.stringify(['entitlement', account_ref_id, product_code, entitlement_code]),
+    ask: (billing, signal) =>
+      billing.entitlements.check(params, { signal }).then(
+        ({ has_access }): Answer => ({ kind: 'entitlement', has_access }),
+        (error: unknown): Answer => {
+          // The same documented "unknown account" answer: no access, as `isActive` reads it.
+          if (isNotFoundAnswer(error)) return { kind: 'not-found', error };
+          throw error;
+        },
+      ),
+  };
+}
+
+/** An answer as JSON for a shared store: a not-found keeps only what rebuilds its error. */
+export function toShared(answer: Answer): unknown {
+  return answer.kind === 'not-found'
+    ? { kind: answer.kind, body: answer.error.body, request: answer.error.request }
+    : answer;
+}
+
+/** The answer a shared store gave back; `undefined` when it is not one the cache wrote. */
+export function fromShared(value: unknown): Answer | undefined {
+  const v = value as Record<string, unknown> | null;
+  switch (v?.kind) {
+    case 'status':
+      return typeof v.status === 'object' && v.status !== null
+        ? { kind: 'status', status: v.status as AccountStatus }
+        : undefined;
+    case 'entitlement':
+      return typeof v.has_access === 'boolean'
+        ? { kind: 'entitlement', has_access: v.has_access }
+        : undefined;
+    case 'not-found': {
+      const request = v.request as NotFoundError['request'] | undefined;
+      return request && typeof request.operation === 'string'
+        ? { kind: 'not-found', error: new NotFoundError(404, {}, v.body, request) }
+        : undefined;
+    }
+    default:
+      return undefined;
+  }
+}

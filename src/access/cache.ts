@@ -1,0 +1,318 @@
+import { LRUCache } from 'lru-cache';
+import { attemptTimeoutOf, type BillingClient } from '../client.js';
+import { abortSignal, check, text } from '../core/checks.js';
+import { CLOCK, type Clock, realClock } from '../core/clock.js';
+import { APIUserAbortError, InvalidRequestError } from '../core/errors.js';
+import { untilSignal } from '../core/signals.js';
+import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
+import { checkEntitlement, type EntitlementCheckParams } from '../resources/entitlements.js';
+import type { AccountStatus } from '../schemas/account-status.js';
+import {
+  type Answer,
+  entitlementQuestion,
+  fromShared,
+  isActiveIn,
+  isDenial,
+  type Question,
+  statusQuestion,
+  toShared,
+} from './answers.js';
+import { Generations } from './generations.js';
+import { type AccessCacheOptions, type ResolvedAccessOptions, resolveAccessOptions } from './options.js';
+
+/** Options of one lookup. */
+export interface AccessLookupOptions {
+  /**
+   * Stops this caller's wait (it rejects with `APIUserAbortError`); a request other lookups share
+   * goes on for them.
+   */
+  signal?: AbortSignal | undefined;
+}
+
+/** Counters since the cache was made, and its size now. */
+export interface AccessCacheStats {
+  /** Lookups answered from memory, fresh. */
+  hits: number;
+  /** Lookups that waited for the service (or the shared store). */
+  misses: number;
+  /** Lookups answered with an answer past its ttl (within `staleMs`) while it was refreshed. */
+  stale: number;
+  /** Requests made to the service or the shared store to fill or refresh an answer. */
+  refreshes: number;
+  /** Calls of `invalidate` (webhooks included). */
+  invalidations: number;
+  /** Answers held now (requests in flight included). */
+  entries: number;
+}
+
+/**
+ * Access answers without a round trip: `isActive`, `status` and `hasEntitlement` as the client
+ * answers them, kept in memory (and, with a shared store, across instances), refreshed in the
+ * background, dropped by `invalidate`. Made by {@link createAccessCache}.
+ */
+export interface AccessCache {
+  /** As `billing.accounts.isActive` (same parameters and checks), from memory when it can be. */
+  isActive(params: AccountStatusParams, options?: AccessLookupOptions): Promise<boolean>;
+  /**
+   * As `billing.accounts.status`, from memory when it can be: the service's documented not-found
+   * answer is kept (for `denyTtlMs`) and thrown again as the same `NotFoundError`.
+   */
+  status(params: AccountStatusParams, options?: AccessLookupOptions): Promise<AccountStatus>;
+  /**
+   * `has_access` of `billing.entitlements.check` (same parameters and checks), from memory when it
+   * can be; the documented not-found answer (unknown account) is `false`.
+   */
+  hasEntitlement(params: EntitlementCheckParams, options?: AccessLookupOptions): Promise<boolean>;
+  /**
+   * Drops every answer about the account, here and (with a shared store) on every instance; once
+   * it resolves, no lookup here is answered from before it, and a request that was in flight never
+   * stores its answer. A failing store is told to `onError` (other instances then keep their
+   * answers up to their ttl); it never rejects for that.
+   */
+  invalidate(account_ref_id: string): Promise<void>;
+  /** Counters and size, for metrics. */
+  stats(): AccessCacheStats;
+  /** Stops watching the store and aborts requests in flight; later lookups reject. */
+  close(): Promise<void>;
+}
+
+/** An answer and when the service gave it (the cache's clock). */
+interface Entry {
+  answer: Answer;
+  at: number;
+}
+
+/** How often an instance looks whether another one's request for the same answer is done. */
+const SHARED_POLL_MS = 10;
+
+/**
+ * Caches access answers so that gating a feature costs microseconds instead of a round trip. An
+ * answer is reused for `ttlMs` (`denyTtlMs` for a "no"); past that and younger than `staleMs` it is
+ * served at once while one background request refreshes it, and it stands in when the service
+ * fails. Concurrent lookups of one answer share one request (across instances with a `store`). The
+ * webhook handlers take the cache as `access` and invalidate the event's account before `onEvent`.
+ *
+ * @param billing - The client that asks the service (its retries, timeouts and cooldown apply).
+ * @param options - See {@link AccessCacheOptions}.
+ * @throws {@link InvalidRequestError} when an option is invalid.
+ * @example
+ * ```ts
+ * import { BillingClient, createAccessCache } from 'billing-sdk';
+ *
+ * const billing = new BillingClient();
+ * const access = createAccessCache(billing, { ttlMs: 30_000, denyTtlMs: 5_000 });
+ * if (!(await access.isActive({ account_ref_id: 'acct_1' }))) {
+ *   // send the user to the paywall
+ * }
+ * ```
+ */
+export function createAccessCache(billing: BillingClient, options: AccessCacheOptions = {}): AccessCache {
+  if (typeof (billing as Partial<BillingClient> | null)?.accounts?.status !== 'function') {
+    throw new InvalidRequestError('createAccessCache', [
+      { field: 'billing', message: 'must be a BillingClient' },
+    ]);
+  }
+  if (options === null) {
+    throw new InvalidRequestError('createAccessCache', [
+      { field: 'options', message: 'must be a plain object' },
+    ]);
+  }
+  const o = resolveAccessOptions(options);
+  // The test seam, as on the client: a symbol key, not part of the public options type.
+  const clock: Clock = (options as { [CLOCK]?: Clock })[CLOCK] ?? realClock;
+  return new Cache(billing, o, clock);
+}
+
+class Cache implements AccessCache {
+  readonly #billing: BillingClient;
+  readonly #o: ResolvedAccessOptions;
+  readonly #clock: Clock;
+  readonly #generations: Generations;
+  readonly #lru: LRUCache<string, Entry, Question>;
+  /** Aborts requests in flight on close (never a caller's signal: requests are shared). */
+  readonly #closing = new AbortController();
+  readonly #counts = { hits: 0, misses: 0, stale: 0, refreshes: 0, invalidations: 0 };
+  readonly #unwatch: () => void;
+  #closed = false;
+
+  constructor(billing: BillingClient, o: ResolvedAccessOptions, clock: Clock) {
+    this.#billing = billing;
+    this.#o = o;
+    this.#clock = clock;
+    this.#generations = new Generations(Math.max(o.maxEntries, 10_000));
+    this.#lru = new LRUCache<string, Entry, Question>({
+      max: o.maxEntries,
+      ttl: o.ttlMs,
+      // Read the clock on every check: lru-cache's default caches it for 1 ms behind a timer.
+      ttlResolution: 0,
+      perf: { now: () => clock.now() },
+      // A failed refresh keeps the old answer (served only while younger than staleMs); a failed
+      // first request leaves nothing: an error is never cached.
+      noDeleteOnFetchRejection: true,
+      // A request whose answer was evicted meanwhile still answers the lookups waiting on it.
+      ignoreFetchAbort: true,
+      fetchMethod: (_key, stale, { options: set, context }) => this.#refresh(context, stale, set),
+    });
+    this.#unwatch = o.store
+      ? o.store.watch(
+          (account) =>
+            account === undefined ? this.#generations.bumpAll() : this.#generations.bump(account),
+          o.onError,
+        )
+      : () => {};
+  }
+
+  async isActive(params: AccountStatusParams, options?: AccessLookupOptions): Promise<boolean> {
+    const { answer } = await this.#lookup('access.isActive', params, options, accountStatus, statusQuestion);
+    return answer.kind === 'status' && isActiveIn(answer.status);
+  }
+
+  async status(params: AccountStatusParams, options?: AccessLookupOptions): Promise<AccountStatus> {
+    const { answer } = await this.#lookup('access.status', params, options, accountStatus, statusQuestion);
+    if (answer.kind === 'not-found') throw answer.error;
+    return (answer as Extract<Answer, { kind: 'status' }>).status;
+  }
+
+  async hasEntitlement(params: EntitlementCheckParams, options?: AccessLookupOptions): Promise<boolean> {
+    const { answer } = await this.#lookup(
+      'access.hasEntitlement',
+      params,
+      options,
+      checkEntitlement,
+      entitlementQuestion,
+    );
+    return answer.kind === 'entitlement' && answer.has_access;
+  }
+
+  async invalidate(account_ref_id: string): Promise<void> {
+    check('access.invalidate', { account_ref_id }, { account_ref_id: [text] });
+    this.#counts.invalidations++;
+    this.#generations.bump(account_ref_id);
+    if (!this.#o.store) return;
+    try {
+      await this.#o.store.invalidate(account_ref_id);
+    } catch (error) {
+      this.#o.onError(error);
+    }
+    // Again: a lookup made while the store was invalidating may have read an answer from before.
+    this.#generations.bump(account_ref_id);
+  }
+
+  stats(): AccessCacheStats {
+    return { ...this.#counts, entries: this.#lru.size };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#unwatch();
+    this.#closing.abort();
+    this.#lru.clear();
+  }
+
+  async #lookup<P>(
+    operation: string,
+    params: P,
+    options: AccessLookupOptions | undefined,
+    endpoint: { rules: Parameters<typeof check>[2]; cross?: Parameters<typeof check>[3] },
+    question: (params: P) => Question,
+  ): Promise<Entry> {
+    const checked = check(operation, params, endpoint.rules, endpoint.cross) as P;
+    const { signal } = check(
+      operation,
+      options,
+      { signal: [abortSignal] },
+      undefined,
+      'options.',
+    ) as AccessLookupOptions;
+    if (this.#closed) throw closedError(operation);
+    const aborted = () => new APIUserAbortError(contextOf(operation), { cause: signal?.reason });
+    // Before anything is sent, as the client does.
+    if (signal?.aborted) throw aborted();
+    const q = question(checked);
+    const key = `${this.#generations.of(q.account)} ${q.key}`;
+    const held = this.#lru.peek(key, { allowStale: true });
+    // Past staleMs an answer is never served, not even while its refresh runs.
+    const allowStale = held !== undefined && this.#clock.now() - held.at < this.#o.staleMs;
+    const status: LRUCache.Status<string, Entry, Question> = {};
+    const pending = this.#lru.fetch(key, { allowStale, context: q, status });
+    if (status.returnedStale) this.#counts.stale++;
+    else if (status.fetch === 'hit') this.#counts.hits++;
+    else this.#counts.misses++;
+    const entry = await (signal ? untilSignal(pending, signal, aborted) : pending);
+    // lru-cache answers nothing only for a request it dropped, which only close() does.
+    if (!entry) throw closedError(operation);
+    return entry;
+  }
+
+  /** Fills or refreshes one answer: lru-cache calls it once per key at a time (single-flight). */
+  async #refresh(q: Question, stale: Entry | undefined, set: { ttl?: number }): Promise<Entry> {
+    this.#counts.refreshes++;
+    try {
+      const entry = this.#o.store ? await this.#shared(q) : await this.#ask(q);
+      const ttl = isDenial(entry.answer) ? this.#o.denyTtlMs : this.#o.ttlMs;
+      set.ttl = Math.max(1, ttl - (this.#clock.now() - entry.at));
+      return entry;
+    } catch (error) {
+      // Lookups that waited get the error; one that was served the old answer never sees it.
+      if (stale !== undefined) this.#o.onError(error);
+      throw error;
+    }
+  }
+
+  async #ask(q: Question): Promise<Entry> {
+    const answer = await q.ask(this.#billing, this.#closing.signal);
+    return { answer, at: this.#clock.now() };
+  }
+
+  /**
+   * The shared store's answer when it has a fresh one; else this instance asks the service if it
+   * gets the key's lease, or waits for the instance that has it, at most as long as one attempt of
+   * its own would take. The store failing never fails the lookup: the service is asked.
+   */
+  async #shared(q: Question): Promise<Entry> {
+    const store = this.#o.store as NonNullable<ResolvedAccessOptions['store']>;
+    const leaseMs = attemptTimeoutOf(this.#billing);
+    const deadline = this.#clock.now() + leaseMs;
+    for (;;) {
+      let read: Awaited<ReturnType<typeof store.read>>;
+      try {
+        read = await store.read(q.key, q.account, leaseMs);
+      } catch (error) {
+        this.#o.onError(error);
+        return this.#ask(q);
+      }
+      const shared = read.answer && fromShared(read.answer.value);
+      if (shared && read.answer && read.answer.ageMs < read.answer.ttlMs) {
+        return { answer: shared, at: this.#clock.now() - read.answer.ageMs };
+      }
+      if (read.leased) {
+        let entry: Entry;
+        try {
+          entry = await this.#ask(q);
+        } catch (error) {
+          store.release(q.key).catch(this.#o.onError);
+          throw error;
+        }
+        const ttl = isDenial(entry.answer) ? this.#o.denyTtlMs : this.#o.ttlMs;
+        // Not awaited: this instance's callers need not wait for the others' copy.
+        store
+          .write(q.key, q.account, read.generation, toShared(entry.answer), ttl, this.#o.staleMs)
+          .catch(this.#o.onError);
+        return entry;
+      }
+      if (this.#clock.now() >= deadline) return this.#ask(q);
+      await this.#clock.sleep(SHARED_POLL_MS, this.#closing.signal, () => closedError('access'));
+    }
+  }
+}
+
+/** A lookup after `close()`: a typed error, never a hang or a bare Error. */
+function closedError(operation: string): InvalidRequestError {
+  return new InvalidRequestError(operation, [{ field: 'access', message: 'is closed' }]);
+}
+
+/** What an aborted lookup names: the cache's operation, not the request it may share. */
+function contextOf(operation: string): { operation: string; method: string; path: string } {
+  return { operation, method: 'GET', path: '(access cache)' };
+}

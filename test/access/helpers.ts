@@ -1,0 +1,38 @@
+import { CLOCK, type Clock } from '../../src/core/clock.js';
+import {
+  type AccessCache,
+  type AccessCacheOptions,
+  type BillingClient,
+  createAccessCache,
+} from '../../src/index.js';
+
+/** A clock the test moves by hand; its sleeps last a real macrotask, so polling loops still turn. */
+export function manualClock(start = Date.UTC(2026, 0, 1)): Clock & { advance(ms: number): void } {
+  let now = start;
+  return {
+    now: () => now,
+    advance(ms) {
+      now += ms;
+    },
+    sleep(ms, signal, onAbort) {
+      if (signal?.aborted) return Promise.reject(onAbort());
+      return new Promise((resolve) => setTimeout(resolve, 0)).then(() => {
+        now += ms;
+      });
+    },
+  };
+}
+
+/** `createAccessCache` on a clock of the test's (the seam is a symbol key, as on the client). */
+export function cacheWithClock(
+  billing: BillingClient,
+  options: AccessCacheOptions,
+  clock: Clock,
+): AccessCache {
+  return createAccessCache(billing, { ...options, [CLOCK]: clock } as AccessCacheOptions);
+}
+
+/** Lets promise callbacks and one macrotask run: a background refresh gets to send its request. */
+export function tick(ms = 0): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
