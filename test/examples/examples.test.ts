@@ -31,6 +31,11 @@ const expected: Record<string, RegExp[]> = {
     /second run: all 2000 ok, \d+ were already recorded/,
     /usage added: 3999 \(the log holds 3999\): exactly once/,
   ],
+  'access-cache.mjs': [
+    /2000 checks in [\d.]+ ms: 2 requests reached the service/,
+    /webhook payment-failed: acct_active is not active\n\s+isActive\(acct_active\) false/,
+    /webhook payment-succeeded: acct_active is active\n\s+isActive\(acct_active\) true/,
+  ],
   'metering.mjs': [/job-2: \{ ran: false, reason: 'insufficient_credits'/, /credits left: 960/],
 };
 
