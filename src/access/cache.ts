@@ -84,6 +84,11 @@ interface Entry {
 
 /** How often an instance looks whether another one's request for the same answer is done. */
 const SHARED_POLL_MS = 10;
+/**
+ * After a store failure, lookups leave the store alone this long: an outage then costs one store
+ * timeout per second, not one per lookup.
+ */
+const STORE_PAUSE_MS = 1_000;
 
 /**
  * Caches access answers so that gating a feature costs microseconds instead of a round trip. An
@@ -134,6 +139,8 @@ class Cache implements AccessCache {
   readonly #counts = { hits: 0, misses: 0, stale: 0, refreshes: 0, invalidations: 0 };
   readonly #unwatch: () => void;
   #closed = false;
+  /** Until when lookups skip the store after it failed (the cache's clock). */
+  #storePausedUntil = 0;
 
   constructor(billing: BillingClient, o: ResolvedAccessOptions, clock: Clock) {
     this.#billing = billing;
@@ -249,7 +256,8 @@ class Cache implements AccessCache {
   async #refresh(q: Question, stale: Entry | undefined, set: { ttl?: number }): Promise<Entry> {
     this.#counts.refreshes++;
     try {
-      const entry = this.#o.store ? await this.#shared(q) : await this.#ask(q);
+      const shared = this.#o.store && this.#clock.now() >= this.#storePausedUntil;
+      const entry = shared ? await this.#shared(q) : await this.#ask(q);
       const ttl = isDenial(entry.answer) ? this.#o.denyTtlMs : this.#o.ttlMs;
       set.ttl = Math.max(1, ttl - (this.#clock.now() - entry.at));
       return entry;
@@ -279,6 +287,7 @@ class Cache implements AccessCache {
       try {
         read = await store.read(q.key, q.account, leaseMs);
       } catch (error) {
+        this.#storePausedUntil = this.#clock.now() + STORE_PAUSE_MS;
         this.#o.onError(error);
         return this.#ask(q);
       }

@@ -329,6 +329,38 @@ describe('createAccessCache: invalidate', () => {
   });
 });
 
+describe('createAccessCache: a failing store', () => {
+  it('never fails a lookup: onError is told, the service answers, and the store is left alone for a second', async () => {
+    const clock = manualClock();
+    const errors: unknown[] = [];
+    let reads = 0;
+    const store: AccessStore = {
+      read: async () => {
+        reads += 1;
+        throw new Error('redis down');
+      },
+      write: async () => true,
+      release: async () => {},
+      invalidate: async () => {
+        throw new Error('redis down');
+      },
+      watch: () => () => {},
+    };
+    const access = cacheWithClock(clientFor(mock.server), { store, onError: (e) => errors.push(e) }, clock);
+    expect(await access.isActive(active)).toBe(true);
+    expect(await access.isActive({ account_ref_id: 'acct_multi' })).toBe(true);
+    expect(reads).toBe(1);
+    clock.advance(1_000);
+    expect(await access.isActive({ account_ref_id: 'acct_past_due' })).toBe(false);
+    expect(reads).toBe(2);
+    // invalidate still drops this process's answers when the store cannot be told.
+    await access.invalidate('acct_active');
+    await access.isActive(active);
+    expect(statusRequests()).toBe(2);
+    expect(errors.map((e) => (e as Error).message)).toEqual(['redis down', 'redis down', 'redis down']);
+  });
+});
+
 describe('createAccessCache: bounded memory', () => {
   it('keeps at most maxEntries answers of 100k keys, least recently used first out', async () => {
     // Answers come from a store the test fills, so 100k keys need no 100k requests.

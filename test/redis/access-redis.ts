@@ -1,0 +1,116 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startRedisServer } from './redis-server.js';
+
+// A redis-server that can be stopped, frozen and started again on the same port, which the
+// shared helper (a fresh port per server) does not offer: clients then reconnect to the same URL,
+// as they do when a production Redis restarts.
+
+const BINARY = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export interface RestartableRedis {
+  url: string;
+  /** The running server's process id (for SIGSTOP / SIGCONT). */
+  readonly pid: number;
+  /** Ends the server (SIGTERM; an append-only file is flushed first); resolves once it exited. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port (and directory: with `persist`, the data is back). */
+  start(): Promise<void>;
+  /** Sends `signal` (SIGKILL: dies at once, nothing flushed); resolves once it exited. */
+  kill(signal: 'SIGKILL'): Promise<void>;
+  /** Stops it for good and removes its directory. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Starts a redis-server on a free port. With `persist`, every write goes to an append-only file
+ * (fsynced on each write), so a restart keeps the data; without, a restart loses it, like a Redis
+ * without persistence or a failover to an empty replica.
+ */
+export async function startRestartableRedis(persist: boolean): Promise<RestartableRedis> {
+  // The shared helper finds a free port and proves the binary runs; its server is then let go.
+  const probe = await startRedisServer();
+  const port = probe.port;
+  await probe.stop();
+  const dir = mkdtempSync(join(tmpdir(), 'billing-sdk-access-redis-'));
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--dir',
+    dir,
+    '--appendonly',
+    persist ? 'yes' : 'no',
+    '--appendfsync',
+    'always',
+  ];
+  let child: ChildProcess | undefined;
+
+  const start = async () => {
+    const c = spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = c;
+    running.add(c);
+    c.once('exit', () => running.delete(c));
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        c.kill('SIGKILL');
+        reject(new Error(`redis-server on port ${port} not ready within 5 s:\n${output}`));
+      }, 5_000);
+      const read = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      c.stdout?.on('data', read);
+      c.stderr?.on('data', read);
+      c.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-server exited (${code ?? signal}):\n${output}`));
+      });
+    });
+  };
+  const stop = async () => {
+    const c = child;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+    // A frozen server would never act on SIGTERM.
+    c.kill('SIGCONT');
+    c.kill('SIGTERM');
+    const timer = setTimeout(() => c.kill('SIGKILL'), 3_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  await start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    get pid() {
+      return child?.pid ?? 0;
+    },
+    stop,
+    start,
+    async kill(signal) {
+      const c = child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+      c.kill(signal);
+      await exited;
+    },
+    async dispose() {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
