@@ -42,7 +42,11 @@ export {
   type RequestContext,
   ResponseTooLargeError,
   ResponseValidationError,
+  SpoolError,
+  type SpoolErrorCode,
   UnprocessableEntityError,
+  UsageTrackerError,
+  type UsageTrackerErrorCode,
   type ValidationIssue,
   WebhookError,
 } from './core/errors.js';
@@ -101,6 +105,17 @@ export type {
   UsageSummary,
 } from './schemas/usage.js';
 export type { WebhookEvent, WebhookEventName } from './schemas/webhook.js';
+// The usage tracker: createUsageTracker, its spool contract and the in-memory spool.
+export { memorySpool } from './tracker/memory-spool.js';
+export type { DeadLetterReason, UsageTrackerOptions } from './tracker/options.js';
+export type { Spool, SpoolEntry, SpooledEvent } from './tracker/spool.js';
+export {
+  createUsageTracker,
+  type TrackerCloseOptions,
+  type TrackerCloseResult,
+  type TrackerStats,
+  type UsageTracker,
+} from './tracker/tracker.js';
 export { VERSION } from './version.js';
 export type { ClaimOutcome, DedupeStore } from './webhooks/dedupe.js';
 export { createWebhookHandler } from './webhooks/fetch-handler.js';

@@ -47,7 +47,9 @@ export type BillingErrorName =
   | 'ResponseValidationError'
   | 'PaginationError'
   | 'HostedLinkError'
-  | 'WebhookError';
+  | 'WebhookError'
+  | 'SpoolError'
+  | 'UsageTrackerError';
 
 /** Where a request went: the SDK method, the HTTP method and the URL path (never the query string, which may hold an e-mail). */
 export interface RequestContext {
@@ -580,6 +582,71 @@ export class WebhookError extends BillingError {
   }
 }
 
+/** Why a durable spool of a usage tracker failed. */
+export type SpoolErrorCode =
+  /** Another live process (or another spool in this one) holds the spool's lock. */
+  | 'locked'
+  /** A stored record could not be read back: the spool refuses to guess rather than lose or resend events. */
+  | 'corrupt'
+  /** Writing or syncing failed: what was being appended was not stored. */
+  | 'io'
+  /** The spool is not open (never opened, or closed). */
+  | 'closed'
+  /** The spool's store (Redis) failed or did not answer within `timeoutMs`: nothing was stored. */
+  | 'unavailable'
+  /** A replace found a member acknowledged or claimed elsewhere meanwhile: nothing was written. */
+  | 'conflict';
+
+/** A durable spool (`fileSpool` of `billing-sdk/node`, `redisSpool` of `billing-sdk/redis`) could not be opened or could not store events. */
+export class SpoolError extends BillingError {
+  /** @internal */
+  static override readonly brand: BillingErrorName = 'SpoolError';
+  /** Always `'SpoolError'`: the literal that `switch (err.name)` narrows on. */
+  override readonly name = 'SpoolError' as const;
+  /** What failed. */
+  readonly code: SpoolErrorCode;
+
+  /**
+   * Built by a spool when it cannot do what was asked.
+   *
+   * @param code - What failed.
+   * @param message - Human-readable detail (names the file).
+   * @param options - `cause`: the underlying error, when there is one.
+   */
+  constructor(code: SpoolErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** Why a usage tracker refused an event: it is closed, or full with `onFull: 'reject'`. */
+export type UsageTrackerErrorCode =
+  /** `close()` was called: the tracker takes no more events. */
+  | 'closed'
+  /** `maxQueued` events are not acknowledged yet and the tracker was made with `onFull: 'reject'`. */
+  | 'full';
+
+/** A usage tracker refused to take an event (`createUsageTracker`): nothing was queued. */
+export class UsageTrackerError extends BillingError {
+  /** @internal */
+  static override readonly brand: BillingErrorName = 'UsageTrackerError';
+  /** Always `'UsageTrackerError'`: the literal that `switch (err.name)` narrows on. */
+  override readonly name = 'UsageTrackerError' as const;
+  /** Why the event was refused. */
+  readonly code: UsageTrackerErrorCode;
+
+  /**
+   * Built by the tracker when `track` cannot take an event.
+   *
+   * @param code - Why.
+   * @param message - Human-readable detail.
+   */
+  constructor(code: UsageTrackerErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
 /** Each error name and the class it stands for (a name also matches its subclasses, as `instanceof` does). */
 export interface BillingErrorClasses {
   /** `isBillingError(err, 'BillingError')` narrows `err` to {@link BillingError}. */
@@ -620,6 +687,10 @@ export interface BillingErrorClasses {
   HostedLinkError: HostedLinkError;
   /** `isBillingError(err, 'WebhookError')` narrows `err` to {@link WebhookError}. */
   WebhookError: WebhookError;
+  /** `isBillingError(err, 'SpoolError')` narrows `err` to {@link SpoolError}. */
+  SpoolError: SpoolError;
+  /** `isBillingError(err, 'UsageTrackerError')` narrows `err` to {@link UsageTrackerError}. */
+  UsageTrackerError: UsageTrackerError;
 }
 
 /**

@@ -5,4 +5,5 @@
  * @module billing-sdk/node
  */
 
-export {};
+export { SpoolError, type SpoolErrorCode } from '../core/errors.js';
+export { type FileSpoolOptions, fileSpool } from './file-spool.js';

@@ -1,6 +1,6 @@
 import type { APIPromise } from '../core/api-promise.js';
 import { runMany } from '../core/bulk.js';
-import { check, func, integer, isoDate, jsonObject, required, text } from '../core/checks.js';
+import { check, func, integer, isoDate, jsonObject, type Rules, required, text } from '../core/checks.js';
 import { type BillingError, InvalidRequestError } from '../core/errors.js';
 import { type RequestOptions, requestRules } from '../core/options.js';
 import { APIResource, endpoint } from '../core/resource.js';
@@ -82,6 +82,19 @@ const meterRules = {
   meter_code: [required, text],
 };
 
+/**
+ * The rules of a debit or usage event's parameters: one home for `usage.record`, `usage.debit` and
+ * the usage tracker's `track`, so they cannot disagree on what a valid event is.
+ *
+ * @internal
+ */
+export const usageWriteRules: Rules = {
+  ...meterRules,
+  quantity: [required, integer(1)],
+  event_key: [text],
+  metadata: [jsonObject],
+};
+
 /** A 4xx body carrying the refusal flag is a result (the reference does not say which status carries it). */
 const refusal =
   (flag: 'approved' | 'accepted') =>
@@ -103,7 +116,7 @@ function usageWrite<R extends object>(
   return endpoint<R, R & { event_key: string }>({
     operation,
     method: 'POST',
-    rules: { ...meterRules, quantity: [required, integer(1)], event_key: [text], metadata: [jsonObject] },
+    rules: usageWriteRules,
     build: (params) => {
       const event_key = (params.event_key as string | undefined) ?? randomUUID();
       return { path, body: { ...params, event_key }, eventKey: event_key };

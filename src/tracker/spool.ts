@@ -1,7 +1,10 @@
 import type { UsageWriteParams } from '../resources/usage.js';
 
 /** A usage event as the tracker sends it: checked, with its `event_key` fixed before any send. */
-export type SpooledEvent = UsageWriteParams & { event_key: string };
+export type SpooledEvent = UsageWriteParams & {
+  /** The idempotency key, fixed before the first send: every send of the event carries it. */
+  event_key: string;
+};
 
 /** One entry of a {@link Spool}: an event tracked (or an aggregate formed) and not yet acknowledged. */
 export interface SpoolEntry {

@@ -36,6 +36,13 @@ const expected: Record<string, RegExp[]> = {
     /webhook payment-failed: acct_active is not active\n\s+isActive\(acct_active\) false/,
     /webhook payment-succeeded: acct_active is active\n\s+isActive\(acct_active\) true/,
   ],
+  'usage-tracker.mjs': [
+    /tracked 500 events in \d+ ms/,
+    /first run stopped: \d+ recorded, \d+ left in the spool/,
+    /dead letter: ai-assistant\/credits invalid_usage_model/,
+    /second run: sent the \d+ left first/,
+    /usage added: 3999 \(tracked 3999 in 3500 events\): exactly once/,
+  ],
   'metering.mjs': [/job-2: \{ ran: false, reason: 'insufficient_credits'/, /credits left: 960/],
 };
 

@@ -1,0 +1,621 @@
+import { randomBytes } from 'node:crypto';
+import { type FileHandle, link, mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { check, integer, required, text } from '../core/checks.js';
+import { SpoolError } from '../core/errors.js';
+import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
+
+/** Options of {@link fileSpool}. */
+export interface FileSpoolOptions {
+  /**
+   * Size in bytes past which the log is compacted, when more than half of it is acknowledged
+   * records: the live entries are copied to a new file that replaces the log. Default 8 MiB.
+   */
+  compactAfterBytes?: number | undefined;
+}
+
+const LOG = 'spool.log';
+const COMPACT = 'spool.log.compact';
+const LOCK = 'lock';
+
+/**
+ * One JSON object per line, `\n`-terminated:
+ * - `{"t":"e","id","event"}`: an event appended;
+ * - `{"t":"a","ids"}`: entries acknowledged;
+ * - `{"t":"r","members","id","event"}`: an aggregate appended and its members acknowledged, in one
+ *   line so that a crash leaves either all of it or none;
+ * - `{"t":"s","next"}`: first line of a compacted log, the next id to give (ids are never reused).
+ */
+type RecordLine =
+  | { t: 'e'; id: string; event: SpooledEvent }
+  | { t: 'a'; ids: string[] }
+  | { t: 'r'; members: string[]; id: string; event: SpooledEvent }
+  | { t: 's'; next: number };
+
+/** A live entry: the event as stored (JSON), and the size of its line in a compacted log. */
+interface Live {
+  json: string;
+  bytes: number;
+}
+
+/** An operation waiting for the next group commit: its line, and what to do once it is durable. */
+interface Op {
+  line: string;
+  apply: () => void;
+  fail: (error: unknown) => void;
+}
+
+/** A compaction under way: the snapshot file, and what was appended to the old log since. */
+interface Compaction {
+  tail: Buffer[];
+  tailBytes: number;
+  /** Set once the snapshot is written and synced: the swap is then due. */
+  ready?: { handle: FileHandle; bytes: number } | undefined;
+  /** Settles once the snapshot is written (then `ready` is set and the writer started) or abandoned. */
+  written?: Promise<void> | undefined;
+}
+
+const entryLine = (id: string, json: string) => `{"t":"e","id":${JSON.stringify(id)},"event":${json}}\n`;
+
+/**
+ * A durable {@link Spool} for `createUsageTracker`: an append-only log in `dir` (created if
+ * missing), so that events tracked by a process that dies are sent by the next one to open the
+ * same directory, with their original keys.
+ *
+ * - **Group commit**: every `append`, `ack` and `replace` waiting at one moment shares one write and
+ *   one `fdatasync`; `append` resolves only once its bytes are synced, so a tracked event survives
+ *   a crash of the process or of the machine.
+ * - **One process at a time**: `open()` takes `dir/lock` (holding the pid); a second opener gets a
+ *   `SpoolError` with code `'locked'` while that process lives, and takes the lock over once it is dead.
+ * - **Replay**: `open()` reads the log; unacknowledged events are the leftovers that `take` hands
+ *   out first. A torn last line (a crash in the middle of a write) is dropped; a record that cannot
+ *   be read anywhere else is a `SpoolError` with code `'corrupt'` (never silently skipped).
+ * - **Compaction**: past `compactAfterBytes`, when more than half of the log is acknowledged, the
+ *   live entries are written to a new file that atomically replaces the log, while appends go on.
+ *
+ * Node only (`billing-sdk/node`).
+ *
+ * @param dir - The spool's directory; one process uses it at a time.
+ * @param options - {@link FileSpoolOptions}.
+ * @throws {@link billing-sdk!InvalidRequestError} when `dir` or an option is invalid.
+ *
+ * @example
+ * ```ts
+ * import { createUsageTracker } from 'billing-sdk';
+ * import { fileSpool } from 'billing-sdk/node';
+ * const tracker = createUsageTracker(billing, { spool: fileSpool('/var/lib/my-app/usage') });
+ * ```
+ */
+export function fileSpool(dir: string, options?: FileSpoolOptions): Spool {
+  check('fileSpool', { dir }, { dir: [required, text] });
+  const opts = check(
+    'fileSpool',
+    options,
+    { compactAfterBytes: [integer(1)] },
+    undefined,
+    'options.',
+  ) as FileSpoolOptions;
+  return new FileSpool(dir, opts.compactAfterBytes ?? 8 * 1024 * 1024);
+}
+
+class FileSpool implements Spool {
+  readonly durable = true;
+  readonly #dir: string;
+  readonly #logPath: string;
+  readonly #compactAfter: number;
+  #state: 'new' | 'opening' | 'open' | 'closing' | 'closed' = 'new';
+  #handle: FileHandle | undefined;
+  #lock: { path: string; content: string } | undefined;
+  /** Unacknowledged entries in append order (leftovers of earlier runs first). */
+  readonly #live = new Map<string, Live>();
+  /** Ids not handed out by `take` yet, in order, from `#head` on (acknowledged ones are skipped). */
+  #toHand: string[] = [];
+  #head = 0;
+  #next = 1;
+  /** Bytes of the log file, and bytes its live entries would take in a compacted log. */
+  #logBytes = 0;
+  #liveBytes = 0;
+  /** Compaction waits until the log reaches this size (raised after a failed attempt). */
+  #compactAt: number;
+  #batch: Op[] = [];
+  #pump: Promise<void> | undefined;
+  #compaction: Compaction | undefined;
+  /** Set when a write or sync failed: the log's tail is then unknown, so nothing more is accepted. */
+  #broken: SpoolError | undefined;
+  #opening: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(dir: string, compactAfter: number) {
+    this.#dir = dir;
+    this.#logPath = join(dir, LOG);
+    this.#compactAfter = compactAfter;
+    this.#compactAt = compactAfter;
+  }
+
+  /**
+   * Opens the spool: takes the lock and replays the log. Again after `close()` (or a failed open) it
+   * starts over from the files, as the next process would.
+   */
+  open(): Promise<void> {
+    if (this.#state !== 'new' && this.#state !== 'closed') {
+      return Promise.reject(
+        new SpoolError('locked', `fileSpool(${this.#dir}): open() called while the spool is ${this.#state}`),
+      );
+    }
+    this.#opening = this.#open();
+    return this.#opening;
+  }
+
+  async #open(): Promise<void> {
+    this.#state = 'opening';
+    this.#live.clear();
+    this.#toHand = [];
+    this.#head = 0;
+    this.#next = 1;
+    this.#logBytes = 0;
+    this.#liveBytes = 0;
+    this.#compactAt = this.#compactAfter;
+    this.#broken = undefined;
+    try {
+      await mkdir(this.#dir, { recursive: true });
+      this.#lock = await takeLock(this.#dir);
+      // A compaction that crashed before its rename left a partial copy; the log is whole.
+      await unlink(join(this.#dir, COMPACT)).catch(ignoreMissing);
+      const created = await this.#replay();
+      this.#handle = await open(this.#logPath, 'a');
+      // A new log's name must be durable before an append to it can be called durable.
+      if (created) await syncDir(this.#dir);
+      this.#state = 'open';
+      this.#maybeCompact();
+    } catch (error) {
+      await this.#handle?.close().catch(() => undefined);
+      this.#handle = undefined;
+      if (this.#lock) await releaseLock(this.#lock);
+      this.#lock = undefined;
+      this.#state = 'new';
+      if (error instanceof SpoolError) throw error;
+      const why = (error as Error).message;
+      throw new SpoolError('io', `fileSpool: cannot open ${this.#dir}: ${why}`, { cause: error });
+    }
+  }
+
+  /** Reads the log into memory; drops (and truncates away) a torn last line. Returns whether the log is new. */
+  async #replay(): Promise<boolean> {
+    let data: Buffer;
+    try {
+      data = await readFile(this.#logPath);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
+      throw new SpoolError('io', `fileSpool: cannot read ${this.#logPath}`, { cause: error });
+    }
+    // Every record ends with \n and the log only grows at its end, so a crash leaves a prefix of
+    // what was written: whole lines, then at most one line cut short (without its \n).
+    const end = data.lastIndexOf(0x0a) + 1;
+    const lines = data.toString('utf8', 0, end).split('\n');
+    lines.pop(); // '' after the last \n
+    for (let i = 0; i < lines.length; i++) this.#apply(parseLine(lines[i]!, i + 1, this.#logPath));
+    if (end < data.length) {
+      // The torn line was never synced (its append never resolved): cut it off, and make the cut
+      // durable before anything is appended after it (or it could come back, mid-file).
+      const handle = await open(this.#logPath, 'r+');
+      try {
+        await handle.truncate(end);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }
+    this.#logBytes = end;
+    return false;
+  }
+
+  /** Applies one durable record to the in-memory state (at replay, and after each group commit). */
+  #apply(record: RecordLine): void {
+    switch (record.t) {
+      case 'e':
+        this.#add(record.id, JSON.stringify(record.event));
+        break;
+      case 'a':
+        for (const id of record.ids) this.#remove(id);
+        break;
+      case 'r':
+        for (const id of record.members) this.#remove(id);
+        this.#add(record.id, JSON.stringify(record.event));
+        break;
+      case 's':
+        this.#next = Math.max(this.#next, record.next);
+        break;
+    }
+  }
+
+  /** Adds a live entry; `line` is its `e` line when the caller has it (its size counts toward compaction). */
+  #add(id: string, json: string, line = entryLine(id, json)): void {
+    const bytes = Buffer.byteLength(line);
+    const old = this.#live.get(id);
+    if (old) this.#liveBytes -= old.bytes;
+    else this.#toHand.push(id);
+    this.#live.set(id, { json, bytes });
+    this.#liveBytes += bytes;
+    const n = Number(id);
+    if (n >= this.#next) this.#next = n + 1;
+  }
+
+  #remove(id: string): void {
+    const live = this.#live.get(id);
+    if (!live) return; // acknowledged twice, or compacted away: nothing to do
+    this.#live.delete(id);
+    this.#liveBytes -= live.bytes;
+  }
+
+  #usable(): void {
+    if (this.#state !== 'open') {
+      throw new SpoolError(
+        'closed',
+        `fileSpool(${this.#dir}) is ${this.#state === 'closed' || this.#state === 'closing' ? 'closed' : 'not open'}`,
+      );
+    }
+    if (this.#broken) throw this.#broken;
+  }
+
+  async append(events: readonly SpooledEvent[]): Promise<string[]> {
+    this.#usable();
+    if (!events.length) return [];
+    const ids: string[] = [];
+    const adds: [string, string, string][] = [];
+    let line = '';
+    for (const event of events) {
+      const id = String(this.#next++);
+      const json = JSON.stringify(event);
+      const own = entryLine(id, json);
+      ids.push(id);
+      adds.push([id, json, own]);
+      line += own;
+    }
+    await this.#commit(line, () => {
+      for (const [id, json, own] of adds) this.#add(id, json, own);
+    });
+    return ids;
+  }
+
+  async take(max: number): Promise<SpoolEntry[]> {
+    this.#usable();
+    const out: SpoolEntry[] = [];
+    while (out.length < max && this.#head < this.#toHand.length) {
+      const id = this.#toHand[this.#head++]!;
+      const live = this.#live.get(id);
+      if (live) out.push({ id, event: JSON.parse(live.json) as SpooledEvent });
+    }
+    if (this.#head > 1024 && this.#head * 2 > this.#toHand.length) {
+      this.#toHand = this.#toHand.slice(this.#head);
+      this.#head = 0;
+    }
+    return out;
+  }
+
+  async ack(ids: readonly string[]): Promise<void> {
+    this.#usable();
+    const known = ids.filter((id) => this.#live.has(id));
+    if (!known.length) return;
+    await this.#commit(`${JSON.stringify({ t: 'a', ids: known })}\n`, () => {
+      for (const id of known) this.#remove(id);
+    });
+  }
+
+  async replace(members: readonly string[], aggregate: SpooledEvent): Promise<string> {
+    this.#usable();
+    const id = String(this.#next++);
+    const json = JSON.stringify(aggregate);
+    const line = `{"t":"r","members":${JSON.stringify(members)},"id":${JSON.stringify(id)},"event":${json}}\n`;
+    await this.#commit(line, () => {
+      for (const member of members) this.#remove(member);
+      this.#add(id, json);
+    });
+    return id;
+  }
+
+  async pending(ids: readonly string[]): Promise<string[]> {
+    this.#usable();
+    return ids.filter((id) => this.#live.has(id));
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close().finally(() => {
+      this.#closing = undefined;
+    });
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    if (this.#state === 'opening') await this.#opening?.catch(() => undefined);
+    if (this.#state !== 'open') return;
+    this.#state = 'closing';
+    // Appends already queued are written; a compaction under way finishes (or is abandoned).
+    while (this.#pump || this.#compaction) await (this.#pump ?? this.#compaction?.written);
+    await this.#handle?.close().catch(() => undefined);
+    this.#handle = undefined;
+    if (this.#lock) await releaseLock(this.#lock);
+    this.#lock = undefined;
+    this.#state = 'closed';
+  }
+
+  /** Queues a line for the next group commit; resolves once it is synced and applied. */
+  #commit(line: string, apply: () => void): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#batch.push({
+        line,
+        apply: () => {
+          apply();
+          resolve();
+        },
+        fail: reject,
+      });
+      this.#kick();
+    });
+  }
+
+  #kick(): void {
+    this.#pump ??= this.#run().finally(() => {
+      this.#pump = undefined;
+      // An op queued (or a compaction made ready) while the loop was ending.
+      if (this.#batch.length || this.#compaction?.ready) this.#kick();
+    });
+  }
+
+  /**
+   * The writer: one at a time, each batch of waiting ops is one write and one fdatasync, and a
+   * finished compaction is swapped in between two batches.
+   */
+  async #run(): Promise<void> {
+    for (;;) {
+      if (this.#compaction?.ready) await this.#swap(this.#compaction);
+      const batch = this.#batch;
+      if (!batch.length) return;
+      this.#batch = [];
+      if (this.#broken) {
+        for (const op of batch) op.fail(this.#broken);
+        continue;
+      }
+      const buf = Buffer.from(batch.map((op) => op.line).join(''));
+      try {
+        await writeAll(this.#handle!, buf);
+        await this.#handle!.datasync();
+      } catch (error) {
+        // The tail of the log is unknown now (a partial line?), and after a failed fsync the
+        // kernel may report the next one as fine: stop accepting rather than pretend durability.
+        this.#broken = new SpoolError('io', `fileSpool: cannot write ${this.#logPath}`, { cause: error });
+        for (const op of batch) op.fail(this.#broken);
+        continue;
+      }
+      this.#logBytes += buf.length;
+      if (this.#compaction) {
+        this.#compaction.tail.push(buf);
+        this.#compaction.tailBytes += buf.length;
+      }
+      for (const op of batch) op.apply();
+      this.#maybeCompact();
+    }
+  }
+
+  /**
+   * Starts a compaction when the log is past the threshold and mostly acknowledged records. Called
+   * only where the in-memory state matches the synced log (between batches, or after replay), so
+   * the snapshot holds exactly the log's live entries; what is appended meanwhile is the tail,
+   * copied into the new file before it replaces the log.
+   *
+   * Crash points (a process kill or a power loss), and why no unacknowledged entry is lost:
+   * 1. While the snapshot is written to `spool.log.compact`, or after: the log has not been touched
+   *    and still receives every append (synced as usual); the next `open()` deletes the partial copy.
+   * 2. While the tail is copied, or the copy synced: same, the rename has not happened.
+   * 3. After `rename(compact, log)`, before the directory is synced: after a power loss the name
+   *    points to the old file or to the new one. Both hold every entry: the new one is the snapshot
+   *    plus the tail, i.e. the old log's live state, and no batch was written in between (the swap
+   *    runs in the writer, between two batches). Appends resume only after the directory sync, so
+   *    no append is acknowledged in a file whose name might revert.
+   * 4. After the directory sync: the new file is the log; the old one is gone with its last handle.
+   */
+  #maybeCompact(): void {
+    if (this.#compaction || this.#broken || this.#state !== 'open') return;
+    if (this.#logBytes < this.#compactAt || this.#liveBytes * 2 > this.#logBytes) return;
+    const parts = [`{"t":"s","next":${this.#next}}\n`];
+    for (const [id, live] of this.#live) parts.push(entryLine(id, live.json));
+    const snapshot = Buffer.from(parts.join(''));
+    const compaction: Compaction = { tail: [], tailBytes: 0 };
+    this.#compaction = compaction;
+    const path = join(this.#dir, COMPACT);
+    compaction.written = (async () => {
+      let handle: FileHandle | undefined;
+      try {
+        await unlink(path).catch(ignoreMissing);
+        handle = await open(path, 'ax');
+        await writeAll(handle, snapshot);
+        await handle.datasync();
+        compaction.ready = { handle, bytes: snapshot.length };
+        this.#kick();
+      } catch {
+        await handle?.close().catch(() => undefined);
+        await unlink(path).catch(() => undefined);
+        this.#abandon(compaction);
+      }
+    })();
+  }
+
+  /** Gives up a compaction (the log stays as it is, whole); the next try waits for more growth. */
+  #abandon(compaction: Compaction): void {
+    if (this.#compaction === compaction) this.#compaction = undefined;
+    this.#compactAt = this.#logBytes + this.#compactAfter;
+  }
+
+  /** Makes a finished compaction the log: tail, sync, rename, directory sync. Runs in the writer. */
+  async #swap(compaction: Compaction): Promise<void> {
+    const { handle, bytes } = compaction.ready!;
+    compaction.ready = undefined;
+    const path = join(this.#dir, COMPACT);
+    try {
+      await writeAll(handle, Buffer.concat(compaction.tail));
+      await handle.datasync();
+    } catch {
+      await handle.close().catch(() => undefined);
+      await unlink(path).catch(() => undefined);
+      this.#abandon(compaction);
+      return;
+    }
+    try {
+      await rename(path, this.#logPath);
+      await syncDir(this.#dir);
+    } catch (error) {
+      // The rename may or may not be durable: no append can be called durable in either file.
+      this.#broken = new SpoolError('io', `fileSpool: cannot replace ${this.#logPath}`, { cause: error });
+      await handle.close().catch(() => undefined);
+      this.#compaction = undefined;
+      return;
+    }
+    const old = this.#handle;
+    this.#handle = handle;
+    this.#logBytes = bytes + compaction.tailBytes;
+    this.#compaction = undefined;
+    this.#compactAt = this.#compactAfter;
+    await old?.close().catch(() => undefined);
+  }
+}
+
+/** Parses and checks one line of the log; anything unexpected is a `'corrupt'` SpoolError. */
+function parseLine(line: string, lineNumber: number, path: string): RecordLine {
+  let record: unknown;
+  try {
+    record = JSON.parse(line);
+  } catch {
+    record = undefined;
+  }
+  if (isRecord(record)) return record;
+  throw new SpoolError(
+    'corrupt',
+    `fileSpool: ${path} line ${lineNumber} is not a spool record: ${JSON.stringify(line.slice(0, 80))} (a crash only ever tears the last line; this file was changed by something else)`,
+  );
+}
+
+const isId = (v: unknown): v is string => typeof v === 'string' && /^[1-9]\d*$/.test(v);
+const isIds = (v: unknown): v is string[] => Array.isArray(v) && v.every(isId);
+const isEvent = (v: unknown): v is SpooledEvent =>
+  typeof v === 'object' && v !== null && typeof (v as { event_key?: unknown }).event_key === 'string';
+
+function isRecord(v: unknown): v is RecordLine {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Record<string, unknown>;
+  switch (r.t) {
+    case 'e':
+      return isId(r.id) && isEvent(r.event);
+    case 'a':
+      return isIds(r.ids);
+    case 'r':
+      return isIds(r.members) && isId(r.id) && isEvent(r.event);
+    case 's':
+      return typeof r.next === 'number' && Number.isSafeInteger(r.next) && r.next > 0;
+    default:
+      return false;
+  }
+}
+
+async function writeAll(handle: FileHandle, buf: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < buf.length) {
+    const { bytesWritten } = await handle.write(buf, offset, buf.length - offset);
+    offset += bytesWritten;
+  }
+}
+
+/** Makes a rename or a file creation in `dir` durable (a no-op where directories cannot be synced: Windows). */
+async function syncDir(dir: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+function ignoreMissing(error: unknown): void {
+  if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+}
+
+interface LockHolder {
+  pid: number;
+  host: string;
+}
+
+/** Whether the process that wrote a lock may still run (one on another host cannot be checked). */
+function holderAlive(holder: LockHolder | undefined): boolean {
+  if (!holder) return false;
+  if (holder.host !== hostname()) return true;
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function parseHolder(content: string): LockHolder | undefined {
+  try {
+    const v = JSON.parse(content) as Partial<LockHolder>;
+    if (Number.isSafeInteger(v.pid) && typeof v.host === 'string') return v as LockHolder;
+  } catch {}
+  return undefined;
+}
+
+/**
+ * Takes `dir/lock`: its content (pid and host) is written to a temporary file that is then
+ * hard-linked to the lock's name, which fails if the lock exists, so a lock is never seen empty.
+ * A lock whose process is dead is moved aside and checked to be the one judged stale (another
+ * opener may have replaced it meanwhile: it is then put back) before the next try.
+ */
+async function takeLock(dir: string): Promise<{ path: string; content: string }> {
+  const path = join(dir, LOCK);
+  const content = JSON.stringify({ pid: process.pid, host: hostname() });
+  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  await writeFile(tmp, content);
+  try {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      try {
+        await link(tmp, path);
+        return { path, content };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      let seen: string;
+      try {
+        seen = await readFile(path, 'utf8');
+      } catch (error) {
+        ignoreMissing(error);
+        continue;
+      }
+      const holder = parseHolder(seen);
+      if (holderAlive(holder)) {
+        throw new SpoolError(
+          'locked',
+          `fileSpool: ${dir} is in use by process ${holder!.pid} on ${holder!.host} (${path}); one process at a time may use a spool directory`,
+        );
+      }
+      const aside = `${path}.stale.${process.pid}.${randomBytes(6).toString('hex')}`;
+      try {
+        await rename(path, aside);
+      } catch (error) {
+        ignoreMissing(error);
+        continue;
+      }
+      if ((await readFile(aside, 'utf8')) !== seen) await link(aside, path).catch(() => undefined);
+      await unlink(aside);
+    }
+    throw new SpoolError('locked', `fileSpool: could not take ${path}: other processes keep taking it`);
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+}
+
+/** Removes the lock if it is still ours. */
+async function releaseLock(lock: { path: string; content: string }): Promise<void> {
+  try {
+    if ((await readFile(lock.path, 'utf8')) === lock.content) await unlink(lock.path);
+  } catch {}
+}

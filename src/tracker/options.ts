@@ -1,0 +1,136 @@
+import { check, func, integer, isPlainObject, oneOf, type Rule, required } from '../core/checks.js';
+import { CLOCK, type Clock, realClock } from '../core/clock.js';
+import type { BillingError, InvalidRequestIssue } from '../core/errors.js';
+import type { UsageEventRefused } from '../schemas/usage.js';
+import { memorySpool } from './memory-spool.js';
+import type { Spool, SpooledEvent } from './spool.js';
+
+/** Why an event was dead-lettered: the service refused it, or failed it in a way no retry can change. */
+export type DeadLetterReason =
+  | {
+      /** The service answered `accepted: false` (e.g. `invalid_usage_model`: the product is not postpaid). */
+      type: 'refused';
+      /** The service's answer, with its `error_code`. */
+      result: UsageEventRefused;
+    }
+  | {
+      /** The service failed the request for good: a 400, an unknown account (404), a 422… */
+      type: 'error';
+      /** The error `usage.record` failed with. */
+      error: BillingError;
+    };
+
+/** Options of {@link createUsageTracker}. Checked when the tracker is made, like the client's. */
+export interface UsageTrackerOptions {
+  /**
+   * Where events wait between `track` and the service's answer. Default `memorySpool()`: fast, and
+   * lost if the process dies. `fileSpool(dir)` (`billing-sdk/node`) survives a crash or a deploy;
+   * `redisSpool(client)` (`billing-sdk/redis`) is shared by several instances.
+   */
+  spool?: Spool | undefined;
+  /** Requests under way at once. Default 8. */
+  concurrency?: number | undefined;
+  /**
+   * Events tracked and not yet acknowledged (recorded or dead-lettered) past which `track` waits for
+   * room, or rejects with `onFull: 'reject'`. Default 100 000.
+   */
+  maxQueued?: number | undefined;
+  /**
+   * What `track` does when `maxQueued` events are waiting: `'wait'` (default) until there is room,
+   * `'reject'` with a {@link UsageTrackerError} of code `'full'`. Never drops an event silently.
+   */
+  onFull?: 'wait' | 'reject' | undefined;
+  /**
+   * Opt-in: sum events of one account, product and meter that have no `metadata` and no `event_key`
+   * of yours over `windowMs` into one event, sent under a key fixed when it is formed. Fewer requests,
+   * at the cost of per-event metadata (there is none to lose: such events are sent one by one) and of
+   * each event's own time (the service dates the sum when it arrives, up to `windowMs` later).
+   */
+  aggregate?:
+    | {
+        /** Milliseconds a window stays open after its first event: at most one request per meter per window. */
+        windowMs: number;
+      }
+    | undefined;
+  /**
+   * Told once per event the service refused (`accepted: false`) or failed for good (400, 404, 422…):
+   * never retried, acknowledged in the spool once this returns (or its promise settles), so store it
+   * somewhere if it matters. A callback that throws is ignored.
+   */
+  onDeadLetter?: ((event: SpooledEvent, reason: DeadLetterReason) => void | Promise<void>) | undefined;
+  /**
+   * Told each transient failure (retried with backoff, counted in `stats().retries`) with the event
+   * it concerned, and failures of the spool or of a callback without one. A callback that throws is ignored.
+   */
+  onError?: ((error: unknown, event?: SpooledEvent) => void) | undefined;
+}
+
+/** Options after defaults and checks. */
+export interface ResolvedTrackerOptions {
+  spool: Spool;
+  concurrency: number;
+  maxQueued: number;
+  onFull: 'wait' | 'reject';
+  windowMs: number | undefined;
+  onDeadLetter: UsageTrackerOptions['onDeadLetter'];
+  onError: UsageTrackerOptions['onError'];
+  clock: Clock;
+}
+
+/** Longest timer a runtime keeps (2^31-1 ms, about 24.8 days); a longer one fires at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+const SPOOL_METHODS = ['open', 'append', 'take', 'ack', 'replace', 'pending', 'close'] as const;
+
+const spoolRule: Rule = (v) => {
+  const spool = v as Record<string, unknown>;
+  const missing = SPOOL_METHODS.filter((m) => typeof spool[m] !== 'function');
+  if (missing.length) return `must be a Spool (no ${missing.join(', ')} method)`;
+  return typeof spool.durable === 'boolean' ? undefined : 'must be a Spool (durable must be a boolean)';
+};
+
+const aggregateRule: Rule = (v, field = 'aggregate'): InvalidRequestIssue[] | string | undefined => {
+  if (!isPlainObject(v)) return 'must be a plain object such as { windowMs: 1000 }';
+  try {
+    check(
+      'createUsageTracker',
+      v,
+      { windowMs: [required, integer(1, MAX_TIMER_MS)] },
+      undefined,
+      `${field}.`,
+    );
+  } catch (error) {
+    return (error as { issues: InvalidRequestIssue[] }).issues;
+  }
+  return undefined;
+};
+
+const trackerRules: Record<keyof UsageTrackerOptions, Rule[]> = {
+  spool: [spoolRule],
+  concurrency: [integer(1, 1024)],
+  maxQueued: [integer(1)],
+  onFull: [oneOf(['wait', 'reject'])],
+  aggregate: [aggregateRule],
+  onDeadLetter: [func],
+  onError: [func],
+};
+
+/**
+ * Checks the options and fills in defaults: a bad one throws {@link InvalidRequestError} naming it
+ * (`options.concurrency`) before the tracker exists. The clock is a test seam under the client's
+ * {@link CLOCK} symbol, not a public option.
+ */
+export function resolveTrackerOptions(options: unknown): ResolvedTrackerOptions {
+  const o = check('createUsageTracker', options, trackerRules, undefined, 'options.') as UsageTrackerOptions;
+  const clock = (options as { [CLOCK]?: Clock } | undefined)?.[CLOCK] ?? realClock;
+  return {
+    spool: o.spool ?? memorySpool(),
+    concurrency: o.concurrency ?? 8,
+    maxQueued: o.maxQueued ?? 100_000,
+    onFull: o.onFull ?? 'wait',
+    windowMs: o.aggregate?.windowMs,
+    onDeadLetter: o.onDeadLetter,
+    onError: o.onError,
+    clock,
+  };
+}

@@ -1,0 +1,241 @@
+/**
+ * The {@link Spool} contract, run against every spool so `memorySpool()`, `fileSpool(dir)` and
+ * `redisSpool(client)` cannot drift apart. Use it from a `*.test.ts` file:
+ *
+ * ```ts
+ * spoolContract('memorySpool', () => memorySpool());
+ * spoolContract('fileSpool', (place) => fileSpool(join(root, place)));
+ * spoolContract('redisSpool', (place) => redisSpool(client, { stream: place }));
+ * ```
+ *
+ * `makeSpool(place)` returns a spool that is NOT opened yet (the suite calls `open()`). `place` is a
+ * fresh name per test (letters, digits and `-`); calling `makeSpool` again with the same `place`
+ * must give a spool on the same storage, as the next run of the process would open it: that is how
+ * the durable tests find a previous run's leftovers. A memory spool may ignore `place` (its reopen
+ * test is skipped: `durable` is false). Entry ids must be stable across a reopen (a leftover keeps
+ * its id). The suite closes every spool it made, ignoring errors.
+ */
+import { afterEach, describe, expect, it, type TestContext } from 'vitest';
+import { randomUUID } from '../../src/core/uuid.js';
+import type { Spool, SpoolEntry, SpooledEvent } from '../../src/tracker/spool.js';
+
+/** A valid event for the demo seed, with its key fixed; `n` makes each one distinct. */
+export function spooledEvent(n: number, extra: Partial<SpooledEvent> = {}): SpooledEvent {
+  return {
+    account_ref_id: 'acct_active',
+    product_code: 'api-gateway',
+    meter_code: 'api_calls',
+    quantity: n + 1,
+    event_key: `key-${n}-${randomUUID()}`,
+    ...extra,
+  };
+}
+
+const keysOf = (entries: readonly SpoolEntry[]) => entries.map((e) => e.event.event_key);
+const sorted = (ids: readonly string[]) => [...ids].sort();
+
+/** Takes until the spool hands nothing more right now (bounded, so a broken spool cannot hang the suite). */
+async function takeAll(spool: Spool, max = 1000): Promise<SpoolEntry[]> {
+  const out: SpoolEntry[] = [];
+  for (let round = 0; round < 100; round++) {
+    const batch = await spool.take(max);
+    if (!batch.length) return out;
+    out.push(...batch);
+  }
+  throw new Error('take kept handing entries after 100 rounds');
+}
+
+/** Runs the {@link Spool} contract against the spools `makeSpool` makes (see the module comment). */
+export function spoolContract(name: string, makeSpool: (place: string) => Spool | Promise<Spool>): void {
+  describe(`${name}: the Spool contract`, () => {
+    const made: Spool[] = [];
+    let place = '';
+
+    /** A spool at this test's place, opened. */
+    async function open(): Promise<Spool> {
+      const spool = await makeSpool(place);
+      made.push(spool);
+      await spool.open();
+      return spool;
+    }
+
+    afterEach(async () => {
+      for (const spool of made.splice(0)) await spool.close().catch(() => {});
+      place = '';
+    });
+
+    const test = (title: string, body: (ctx: TestContext) => Promise<void>) =>
+      it(title, async (ctx) => {
+        place = `spool-${randomUUID().slice(0, 8)}`;
+        await body(ctx);
+      });
+
+    test('says whether it is durable; a fresh spool hands nothing', async () => {
+      const spool = await open();
+      expect(typeof spool.durable).toBe('boolean');
+      expect(await spool.take(10)).toEqual([]);
+      expect(await spool.pending([])).toEqual([]);
+    });
+
+    test('append resolves with one distinct string id per event, in order; take hands them in append order, events intact', async () => {
+      const spool = await open();
+      const events = [
+        spooledEvent(0),
+        spooledEvent(1, { metadata: { region: 'eu', nested: { n: [1, 2] }, text: 'é ✓' } }),
+        spooledEvent(2),
+      ];
+      const ids = await spool.append(events);
+      expect(ids).toHaveLength(3);
+      for (const id of ids) expect(typeof id).toBe('string');
+      expect(new Set(ids).size).toBe(3);
+      const more = await spool.append([spooledEvent(3)]);
+      expect(ids).not.toContain(more[0]);
+
+      const taken = await spool.take(10);
+      expect(taken.map((e) => e.id)).toEqual([...ids, ...more]);
+      expect(taken.slice(0, 3).map((e) => e.event)).toEqual(events);
+    });
+
+    test('take(max) hands at most max entries, the rest on later takes, in order', async () => {
+      const spool = await open();
+      const ids = await spool.append(Array.from({ length: 7 }, (_, i) => spooledEvent(i)));
+      const first = await spool.take(3);
+      const second = await spool.take(3);
+      const third = await spool.take(3);
+      expect(first).toHaveLength(3);
+      expect(second).toHaveLength(3);
+      expect([...first, ...second, ...third].map((e) => e.id)).toEqual(ids);
+      expect(await spool.take(3)).toEqual([]);
+    });
+
+    test('take never hands an entry twice in one process, acknowledged or not', async () => {
+      const spool = await open();
+      const ids = await spool.append(Array.from({ length: 5 }, (_, i) => spooledEvent(i)));
+      const taken = await takeAll(spool, 2);
+      expect(taken.map((e) => e.id)).toEqual(ids);
+      await spool.ack([ids[0] as string]);
+      expect(await spool.take(10)).toEqual([]);
+      const later = await spool.append([spooledEvent(9)]);
+      expect((await spool.take(10)).map((e) => e.id)).toEqual(later);
+      expect(await spool.take(10)).toEqual([]);
+    });
+
+    test('concurrent appends each get their own ids, and take hands every entry once', async () => {
+      const spool = await open();
+      const batches = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => spool.append([spooledEvent(2 * i), spooledEvent(2 * i + 1)])),
+      );
+      const ids = batches.flat();
+      expect(new Set(ids).size).toBe(40);
+      const taken = await takeAll(spool, 7);
+      expect(sorted(taken.map((e) => e.id))).toEqual(sorted(ids));
+      // Each batch stays in its order.
+      const position = new Map(taken.map((e, i) => [e.id, i]));
+      for (const [a, b] of batches)
+        expect(position.get(a as string)).toBeLessThan(position.get(b as string) as number);
+    });
+
+    test('what take hands is what was appended, not the caller’s object changed afterwards', async () => {
+      const spool = await open();
+      const event = spooledEvent(0, { metadata: { tag: 'before' } });
+      await spool.append([event]);
+      event.quantity = 999;
+      (event.metadata as Record<string, unknown>).tag = 'after';
+      const [entry] = await spool.take(1);
+      expect(entry?.event.quantity).toBe(1);
+      expect(entry?.event.metadata).toEqual({ tag: 'before' });
+    });
+
+    test('pending lists the ids not acknowledged yet, handed or not; ack is for good', async () => {
+      const spool = await open();
+      const ids = await spool.append(Array.from({ length: 4 }, (_, i) => spooledEvent(i)));
+      const [a, b, c, d] = ids as [string, string, string, string];
+      expect(sorted(await spool.pending(ids))).toEqual(sorted(ids));
+      await spool.take(2); // a, b handed, not acknowledged: still pending
+      expect(sorted(await spool.pending(ids))).toEqual(sorted(ids));
+      await spool.ack([a, c]);
+      expect(sorted(await spool.pending(ids))).toEqual(sorted([b, d]));
+      expect(await spool.pending([a])).toEqual([]);
+      // c was acknowledged before it was handed: never handed now.
+      expect((await takeAll(spool)).map((e) => e.id)).toEqual([d]);
+      await spool.ack([b, d]);
+      expect(await spool.pending(ids)).toEqual([]);
+    });
+
+    test('replace acknowledges the members and appends the aggregate in one step; take hands the aggregate', async () => {
+      const spool = await open();
+      const ids = await spool.append(Array.from({ length: 4 }, (_, i) => spooledEvent(i)));
+      const taken = await spool.take(3);
+      const members = taken.map((e) => e.id);
+      const aggregate = spooledEvent(100, { quantity: 6 });
+      const aggregateId = await spool.replace(members, aggregate);
+      expect(typeof aggregateId).toBe('string');
+      expect(ids).not.toContain(aggregateId);
+      expect(sorted(await spool.pending([...ids, aggregateId]))).toEqual(
+        sorted([ids[3] as string, aggregateId]),
+      );
+      const rest = await takeAll(spool);
+      expect(rest.map((e) => e.id)).toEqual([ids[3], aggregateId]);
+      expect(rest[1]?.event).toEqual(aggregate);
+      await spool.ack([aggregateId]);
+      expect(await spool.pending([aggregateId])).toEqual([]);
+    });
+
+    test('1000 entries through take, ack and pending: each handed once, in order, none left', async () => {
+      const spool = await open();
+      const ids: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        ids.push(...(await spool.append(Array.from({ length: 100 }, (_, j) => spooledEvent(i * 100 + j)))));
+      }
+      const taken = await takeAll(spool, 64);
+      expect(taken.map((e) => e.id)).toEqual(ids);
+      expect(taken.map((e) => e.event.quantity)).toEqual(ids.map((_, i) => i + 1));
+      await spool.ack(ids);
+      expect(await spool.pending(ids)).toEqual([]);
+    });
+
+    test('close resolves; a durable spool reopened hands what was left first, keys intact, then new entries', async () => {
+      const first = await open();
+      const events = Array.from({ length: 6 }, (_, i) => spooledEvent(i));
+      const ids = await first.append(events);
+      const [a, b, c] = ids as [string, string, string];
+      await first.take(4);
+      await first.ack([a]); // recorded
+      const aggregate = spooledEvent(50, { quantity: 5 });
+      const aggregateId = await first.replace([b, c], aggregate); // b + c became one aggregate, not sent yet
+      // d was handed and not acknowledged (in flight when the process died); e and f never handed.
+      await first.close();
+      made.splice(made.indexOf(first), 1);
+      if (!first.durable) {
+        // Not durable: a spool made anew in its place starts empty (what was left died with the first).
+        const again = await open();
+        expect(await again.take(10)).toEqual([]);
+        return;
+      }
+
+      const second = await open();
+      const fresh = spooledEvent(60);
+      await second.append([fresh]); // appended after the reopen: handed after every leftover
+      const handed = await takeAll(second, 2);
+      const leftovers = [events[3], events[4], events[5], aggregate] as SpooledEvent[];
+      expect(handed).toHaveLength(5);
+      expect(sorted(keysOf(handed.slice(0, 4)))).toEqual(sorted(leftovers.map((e) => e.event_key)));
+      for (const entry of handed.slice(0, 4)) {
+        expect(entry.event).toEqual(leftovers.find((e) => e.event_key === entry.event.event_key));
+      }
+      expect(handed[4]?.event).toEqual(fresh);
+      // Ids are stable across runs: the leftovers keep theirs, and what was acknowledged stays so.
+      const handedIds = handed.map((entry) => entry.id);
+      expect(sorted(handedIds.slice(0, 4))).toEqual(sorted([...ids.slice(3), aggregateId]));
+      expect(sorted(await second.pending([...ids, aggregateId, handedIds[4] as string]))).toEqual(
+        sorted(handedIds),
+      );
+      await second.ack(handedIds);
+      await second.close();
+      made.splice(made.indexOf(second), 1);
+
+      const third = await open();
+      expect(await third.take(10)).toEqual([]);
+    });
+  });
+}

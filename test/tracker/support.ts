@@ -1,0 +1,178 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { CLOCK, type Clock } from '../../src/core/clock.js';
+import type { UsageTrackerOptions } from '../../src/index.js';
+import { memorySpool } from '../../src/tracker/memory-spool.js';
+import type { Spool } from '../../src/tracker/spool.js';
+
+/** The demo seed's postpaid meter: usage events there are recorded. */
+export const METER = { account_ref_id: 'acct_active', product_code: 'api-gateway', meter_code: 'api_calls' };
+/** The demo seed's prepaid meter: a usage event there is refused (`invalid_usage_model`), a dead letter. */
+export const PREPAID = { account_ref_id: 'acct_active', product_code: 'ai-assistant', meter_code: 'credits' };
+
+/** Tracker options with the clock replaced (the seam is the client's symbol key, not a public option). */
+export function withTrackerClock(options: UsageTrackerOptions, clock: Clock): UsageTrackerOptions {
+  return { ...options, [CLOCK]: clock } as UsageTrackerOptions;
+}
+
+/**
+ * A clock that moves only when the test says: waits end when `advance` passes their time, or at
+ * once when their signal aborts. `waits` lists every wait scheduled, in ms; `sleeping` how many
+ * are under way. Tests never sit through a real backoff, and can look at the tracker mid-outage.
+ */
+export function manualClock(): Clock & {
+  waits: number[];
+  sleeping(): number;
+  advance(ms: number): void;
+} {
+  let now = 1_700_000_000_000;
+  const waits: number[] = [];
+  const sleepers = new Set<{ until: number; resolve: () => void }>();
+  return {
+    waits,
+    now: () => now,
+    sleeping: () => sleepers.size,
+    sleep(ms, signal, onAbort) {
+      if (signal?.aborted) return Promise.reject(onAbort());
+      waits.push(ms);
+      return new Promise<void>((resolve, reject) => {
+        const sleeper = {
+          until: now + ms,
+          resolve: () => {
+            signal?.removeEventListener('abort', abort);
+            resolve();
+          },
+        };
+        const abort = () => {
+          sleepers.delete(sleeper);
+          reject(onAbort());
+        };
+        sleepers.add(sleeper);
+        signal?.addEventListener('abort', abort, { once: true });
+      });
+    },
+    advance(ms) {
+      now += ms;
+      for (const sleeper of [...sleepers]) {
+        if (sleeper.until <= now) {
+          sleepers.delete(sleeper);
+          sleeper.resolve();
+        }
+      }
+    },
+  };
+}
+
+/** Counts of calls a {@link spySpool} received. */
+export interface SpoolCalls {
+  open: number;
+  append: number;
+  take: number;
+  ack: number;
+  replace: number;
+  pending: number;
+  close: number;
+  /** Every call in order, with its main argument's size or the aggregate's key. */
+  log: string[];
+}
+
+/** A memory spool (or `inner`) that counts what it is asked: to prove nothing was queued. */
+export function spySpool(inner: Spool = memorySpool()): Spool & { calls: SpoolCalls } {
+  const calls: SpoolCalls = {
+    open: 0,
+    append: 0,
+    take: 0,
+    ack: 0,
+    replace: 0,
+    pending: 0,
+    close: 0,
+    log: [],
+  };
+  return {
+    calls,
+    durable: inner.durable,
+    open: () => {
+      calls.open++;
+      calls.log.push('open');
+      return inner.open();
+    },
+    append: (events) => {
+      calls.append++;
+      calls.log.push(`append ${events.map((e) => e.event_key).join(',')}`);
+      return inner.append(events);
+    },
+    take: (max) => {
+      calls.take++;
+      return inner.take(max);
+    },
+    ack: (ids) => {
+      calls.ack++;
+      calls.log.push(`ack ${ids.join(',')}`);
+      return inner.ack(ids);
+    },
+    replace: async (members, aggregate) => {
+      calls.replace++;
+      const id = await inner.replace(members, aggregate);
+      calls.log.push(`replace ${members.length} by ${aggregate.event_key}`);
+      return id;
+    },
+    pending: (ids) => {
+      calls.pending++;
+      return inner.pending(ids);
+    },
+    close: () => {
+      calls.close++;
+      calls.log.push('close');
+      return inner.close();
+    },
+  };
+}
+
+/**
+ * A TCP proxy in front of the mock that can go down: while down, nothing listens on its port, so a
+ * connection is refused (ECONNREFUSED), as when the service's host is up but its process is not.
+ */
+export async function refusingProxy(target: string): Promise<{
+  url: string;
+  down(): Promise<void>;
+  up(): Promise<void>;
+  close(): Promise<void>;
+}> {
+  const { hostname, port: targetPort } = new URL(target);
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  };
+  let server: Server | undefined;
+  const listen = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      const listening = createServer((client) => {
+        const upstream = connect(Number(targetPort), hostname);
+        track(client);
+        track(upstream);
+        client.pipe(upstream).pipe(client);
+      });
+      server = listening;
+      listening.once('error', reject);
+      listening.listen(port, '127.0.0.1', () => {
+        resolve((listening.address() as { port: number }).port);
+      });
+    });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      if (!server) return resolve();
+      server.close(() => resolve());
+      server = undefined;
+    });
+  const port = await listen(0);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    down: stop,
+    up: async () => {
+      await listen(port);
+    },
+    close: stop,
+  };
+}
