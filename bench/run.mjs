@@ -23,10 +23,36 @@
 // 1000 pages at concurrency 8. --skip takes walk,events,faults,storm,heap; --only takes billing-sdk
 // (always kept), openai, stripe; --out and --build as above.
 //
-// RESULTS.md: the workload run writes only the section between `<!-- workloads:start -->` and
-// `<!-- workloads:end -->` (appended at the end when missing) and leaves the rest of the file as it is;
-// the normal run rewrites the file and carries that section over unchanged. A partial workload run
-// (--skip, --only) rewrites that section with only what it measured: give it --out for a scratch file.
+//   npm run bench -- --access                     # the access-cache mode (about 3 min on 2 cores)
+//   npm run bench -- --access --access-seconds 10 --rounds 1 --skip heap --out /tmp/access.md
+//
+// Access mode (bench/access.mjs, bench/access-child.mjs; issue 18): `createAccessCache` against the bench
+// server with no added latency (loopback). percall: a memory hit (`access.isActive` on a warm key) vs
+// `billing.accounts.isActive`, every call timed with process.hrtime.bigint() in alternating blocks, one
+// fresh child per --rounds (3): the ratio of means (goal ≥ 100×) and the hit's p50/p99 (goal p99 ≤ 50 µs).
+// hotpath: --access-seconds s (60) of lookups at 2000/s over 1000 accounts (zipf), a lifecycle webhook
+// through `createWebhookHandler({ access })` every second, ttlMs 30 s / denyTtlMs 5 s: requests that
+// reached the server vs lookups, against the count ttl arithmetic predicts from the run's own trace.
+// heap: heapUsed with 100 000 entries (`maxEntries: 100_000`), filled through an in-memory AccessStore.
+// --skip takes percall,hotpath,heap.
+//
+//   npm run bench -- --tracker                    # the usage-tracker mode (about 6 min on 2 cores)
+//   npm run bench -- --tracker --rounds 1 --events 2000 --skip throughput --out /tmp/tracker.md
+//
+// Tracker mode (bench/tracker.mjs, bench/tracker-child.mjs; issue 19): `createUsageTracker` on the bench
+// server's usage ledger; each child sets the server's latency it needs. percall: `track` (memory spool)
+// vs `usage.record` over loopback, as above (goal ≥ 100×). throughput: 16, 256 and 1024 concurrent
+// `track` loops into `fileSpool(dir)` for 5 s: events/s (goal ≥ 20 000), track p50/p99, events per
+// fdatasync, then what the server recorded + what a reopened spool holds. drain: --events N (10 000) at
+// --latency ms (20) per response, concurrency 16: `recordMany` vs track + flush (memory, then file
+// spool), --rounds rounds. aggregate: 5000 unit events at 1000/s with and without
+// `aggregate: { windowMs: 500 }`: requests sent and totals. --skip takes percall,throughput,drain,aggregate.
+//
+// RESULTS.md: each mode (--workloads, --access, --tracker) writes only its own section, between
+// `<!-- <mode>:start -->` and `<!-- <mode>:end -->` (appended at the end when missing), and leaves the
+// rest of the file as it is (bench/sections.mjs); the normal run rewrites the file and carries every mode
+// section over unchanged. A partial mode run (--skip, --only) rewrites its section with only what it
+// measured: give it --out for a scratch file. One mode at a time.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -34,16 +60,29 @@ import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import {
+  ACCESS_PARTS,
+  renderAccessCompact,
+  renderAccessMarkdown,
+  runAccess,
+  summarizeAccess,
+} from './access.mjs';
 import { measureColdImports } from './cold-import.mjs';
 import { measureMemory } from './memory.mjs';
 import { BASELINE, renderCompact, renderMarkdown, summarize } from './report.mjs';
+import { extractSections, spliceSection } from './sections.mjs';
 import { resultOf, runNode } from './spawn.mjs';
 import {
-  extractWorkloads,
+  renderTrackerCompact,
+  renderTrackerMarkdown,
+  runTracker,
+  summarizeTracker,
+  TRACKER_PARTS,
+} from './tracker.mjs';
+import {
   renderWorkloadsCompact,
   renderWorkloadsMarkdown,
   runWorkloads,
-  spliceWorkloads,
   summarizeWorkloads,
   WORKLOAD_CLIENTS,
   WORKLOAD_PARTS,
@@ -83,8 +122,12 @@ const { values: flags } = parseArgs({
     out: { type: 'string', default: join(benchDir, 'RESULTS.md') },
     build: { type: 'boolean', default: false },
     workloads: { type: 'boolean', default: false },
+    access: { type: 'boolean', default: false },
+    'access-seconds': { type: 'string', default: '60' },
+    tracker: { type: 'boolean', default: false },
     latency: { type: 'string', default: '20' },
-    events: { type: 'string', default: '2000' },
+    // 2000 for --workloads, 10 000 (the drain) for --tracker.
+    events: { type: 'string' },
     storm: { type: 'string', default: '10000' },
     help: { type: 'boolean', default: false },
   },
@@ -107,7 +150,11 @@ function positiveInt(name, value) {
   return n;
 }
 const workloadMode = flags.workloads;
-const rounds = positiveInt('rounds', flags.rounds ?? (workloadMode ? '3' : '5'));
+/** The mode section this run writes, or null for the normal run. */
+const mode = ['workloads', 'access', 'tracker'].filter((m) => flags[m]);
+if (mode.length > 1) usage(`--${mode.join(' and --')}: one mode at a time`);
+const sectionMode = mode[0] ?? null;
+const rounds = positiveInt('rounds', flags.rounds ?? (sectionMode ? '3' : '5'));
 const durationMs = positiveInt('duration', flags.duration);
 const warmupMs = positiveInt('warmup', flags.warmup);
 const coldN = positiveInt('cold', flags.cold);
@@ -118,16 +165,16 @@ const only = flags.only ? flags.only.split(',').filter(Boolean) : knownClients;
 for (const name of only) {
   if (!knownClients.includes(name)) usage(`unknown client ${name}; known: ${knownClients.join(', ')}`);
 }
-if (workloadMode) {
-  for (const part of skip) {
-    if (!WORKLOAD_PARTS.includes(part))
-      usage(`--skip ${part}: with --workloads, parts are ${WORKLOAD_PARTS.join(', ')}`);
-  }
+const modeParts = { workloads: WORKLOAD_PARTS, access: ACCESS_PARTS, tracker: TRACKER_PARTS }[sectionMode];
+for (const part of modeParts ? skip : []) {
+  if (!modeParts.includes(part))
+    usage(`--skip ${part}: with --${sectionMode}, parts are ${modeParts.join(', ')}`);
 }
 const latencyMs = Number(flags.latency);
 if (!Number.isFinite(latencyMs) || latencyMs < 0) usage(`--latency must be ≥ 0 ms, got ${flags.latency}`);
-const eventsN = positiveInt('events', flags.events);
+const eventsN = positiveInt('events', flags.events ?? (sectionMode === 'tracker' ? '10000' : '2000'));
 const stormMs = positiveInt('storm', flags.storm);
+const accessSeconds = positiveInt('access-seconds', flags['access-seconds']);
 // Raw fetch is every ratio's denominator, so it is always measured.
 const clientNames = ALL_CLIENTS.filter((n) => n === BASELINE || only.includes(n));
 
@@ -317,34 +364,40 @@ function readOr(path) {
   }
 }
 
-/** `--workloads`: only the workload measurements, written into their own section of the results file. */
-async function mainWorkloads() {
+/**
+ * A mode that writes one section of the results file (`--workloads`, `--access`, `--tracker`): builds
+ * and starts the server as the normal run does, measures, splices the section into the file (the
+ * rest of it left as it is) and prints a summary.
+ * @param {object} m
+ * @param {string} m.name    the section and the flag
+ * @param {string} m.title   for the terminal
+ * @param {object} m.server  server options
+ * @param {string} m.serverNote  for the log
+ * @param {(port: number) => Promise<object>} m.measure
+ * @param {(data: object) => {goals: {ok: boolean | null}[]}} m.summarize
+ * @param {(data: object, summary: object, meta: object) => string} m.render    the section, markers included
+ * @param {(summary: object, meta: object) => string} m.compact
+ * @param {(data: object, summary: object) => boolean} m.failed  a measurement that could not be made
+ * @param {object} [m.meta]  more for the report's meta
+ */
+async function runSectionMode(m) {
   ensureBenchDeps();
   ensureBuilt();
   const distAtStart = distFingerprint();
   const machineAtStart = machine();
-  const server = await startServer({ workloads: true, latencyMs });
-  log(`server on 127.0.0.1:${server.port} (separate process), ${latencyMs} ms latency per response`);
+  const server = await startServer(m.server);
+  log(`server on 127.0.0.1:${server.port} (separate process), ${m.serverNote}`);
   let data;
   try {
-    data = await runWorkloads({
-      port: server.port,
-      cwd: benchDir,
-      log,
-      rounds,
-      events: eventsN,
-      stormMs,
-      clients: only.includes('billing-sdk') ? only : ['billing-sdk', ...only],
-      skip,
-    });
+    data = await m.measure(server.port);
   } finally {
     await server.stop();
   }
   const meta = {
     date: new Date().toISOString(),
     command,
-    latencyMs,
     rounds,
+    ...m.meta,
     machine: machineAtStart,
     node: process.version,
     versions: versions(distAtStart),
@@ -353,22 +406,82 @@ async function mainWorkloads() {
   };
   if (meta.distChanged)
     log('WARNING: dist/ changed during the run: the SDK was rebuilt while being measured');
-  const summary = summarizeWorkloads(data);
+  const summary = m.summarize(data);
   const existing = readOr(flags.out) || '# billing-sdk benchmark results\n';
-  writeFileSync(flags.out, spliceWorkloads(existing, renderWorkloadsMarkdown(data, summary, meta)));
-  process.stdout.write(renderWorkloadsCompact(summary, meta));
+  writeFileSync(flags.out, spliceSection(existing, m.name, m.render(data, summary, meta)));
+  process.stdout.write(m.compact(summary, meta));
   const shown = relative(process.cwd(), flags.out);
-  process.stdout.write(`written ${shown.startsWith('..') ? flags.out : shown} (Workloads section)\n`);
-  const failed =
-    Object.keys(data.walkFailures).length > 0 ||
-    Object.keys(data.eventFailures).length > 0 ||
-    data.storm.some((s) => s.failed) ||
-    Boolean(data.heap?.failed);
-  if (failed || meta.distChanged) process.exitCode = 1;
+  process.stdout.write(`written ${shown.startsWith('..') ? flags.out : shown} (${m.title} section)\n`);
+  if (m.failed(data, summary) || meta.distChanged) process.exitCode = 1;
+}
+
+/** `--workloads`: only the workload measurements, written into their own section of the results file. */
+function mainWorkloads() {
+  return runSectionMode({
+    name: 'workloads',
+    title: 'Workloads',
+    server: { workloads: true, latencyMs },
+    serverNote: `${latencyMs} ms latency per response`,
+    meta: { latencyMs },
+    measure: (port) =>
+      runWorkloads({
+        port,
+        cwd: benchDir,
+        log,
+        rounds,
+        events: eventsN,
+        stormMs,
+        clients: only.includes('billing-sdk') ? only : ['billing-sdk', ...only],
+        skip,
+      }),
+    summarize: summarizeWorkloads,
+    render: renderWorkloadsMarkdown,
+    compact: renderWorkloadsCompact,
+    failed: (data) =>
+      Object.keys(data.walkFailures).length > 0 ||
+      Object.keys(data.eventFailures).length > 0 ||
+      data.storm.some((s) => s.failed) ||
+      Boolean(data.heap?.failed),
+  });
+}
+
+/** `--access`: the access cache against the round trip it saves, in its own section. */
+function mainAccess() {
+  return runSectionMode({
+    name: 'access',
+    title: 'Access cache',
+    server: { workloads: true, latencyMs: 0 },
+    serverNote: 'no added latency (loopback)',
+    meta: { seconds: accessSeconds },
+    measure: (port) => runAccess({ port, cwd: benchDir, log, rounds, seconds: accessSeconds, skip }),
+    summarize: summarizeAccess,
+    render: renderAccessMarkdown,
+    compact: renderAccessCompact,
+    failed: (data) => Object.keys(data.failures).length > 0,
+  });
+}
+
+/** `--tracker`: the usage tracker against usage.record and recordMany, in its own section. */
+function mainTracker() {
+  return runSectionMode({
+    name: 'tracker',
+    title: 'Usage tracker',
+    // Each child sets the latency it needs (none for the per-call comparison).
+    server: { workloads: true, latencyMs },
+    serverNote: `${latencyMs} ms latency per response, none for the per-call comparison`,
+    meta: { latencyMs, events: eventsN },
+    measure: (port) => runTracker({ port, cwd: benchDir, log, rounds, events: eventsN, latencyMs, skip }),
+    summarize: summarizeTracker,
+    render: renderTrackerMarkdown,
+    compact: renderTrackerCompact,
+    failed: (data) => Object.keys(data.failures).length > 0,
+  });
 }
 
 async function main() {
-  if (workloadMode) return mainWorkloads();
+  if (sectionMode === 'workloads') return mainWorkloads();
+  if (sectionMode === 'access') return mainAccess();
+  if (sectionMode === 'tracker') return mainTracker();
   ensureBenchDeps();
   ensureBuilt();
   const distAtStart = distFingerprint();
@@ -465,9 +578,8 @@ async function main() {
   meta.totalSeconds = (performance.now() - started) / 1000;
   const data = { meta, clients, concurrencies, samples, cold, memory, sizes, tarball };
   const summary = summarize(data);
-  // The workloads section of the file (written by --workloads runs) is carried over as it is.
-  const kept = extractWorkloads(readOr(flags.out));
-  writeFileSync(flags.out, renderMarkdown(data, summary) + (kept ? `\n${kept}` : ''));
+  // The mode sections of the file (written by --workloads, --access, --tracker) are carried over as they are.
+  writeFileSync(flags.out, renderMarkdown(data, summary) + extractSections(readOr(flags.out)));
   process.stdout.write(renderCompact(data, summary));
   const shown = relative(process.cwd(), flags.out);
   process.stdout.write(`written ${shown.startsWith('..') ? flags.out : shown}\n`);

@@ -20,9 +20,16 @@
 // - GET /api/usage/credits/balance/: the balance, or, while a storm is on, 429 + `Retry-After: 1` to
 //   every request, counted per client (header `x-bench-client`) with arrival times;
 // - control routes (no key, no latency): GET /__bench/usage-config?account=&fail=&drop=&seed=,
-//   GET /__bench/usage-stats?account=, GET /__bench/storm?ms=&retryAfter=, GET /__bench/storm-stats.
+//   GET /__bench/usage-stats?account=, GET /__bench/storm?ms=&retryAfter=, GET /__bench/storm-stats;
+// - GET /api/account/<id>/status/ (`npm run bench -- --access`): the single-form status of accounts
+//   `acct_a<n>` (active unless n % 10 === 3, until flipped), the reference's not-found answer for any
+//   other account; requests counted. Control: GET /__bench/access-set?account=&active=0|1 (flips one
+//   account's state), GET /__bench/access-stats ({requests}: status requests since the start);
+// - GET /__bench/latency?ms=N: the latency of every API answer from then on (the modes that need
+//   loopback and a round trip in one run: --access, --tracker).
 import { createServer } from 'node:http';
 import {
+  ACCESS_PREFIX,
   API_KEY,
   BALANCE_PATH,
   CLIENT_HEADER,
@@ -32,6 +39,8 @@ import {
   PATH,
   QUERY,
   STRIPE_INVOICES,
+  startsActive,
+  statusBody,
   USAGE_EVENTS_PATH,
   WALK_ACCOUNT,
   WALK_PAGES,
@@ -39,7 +48,7 @@ import {
 
 /** Options: `node server.mjs '{"workloads":true,"latencyMs":20}'`; none = the normal bench's server. */
 const OPTIONS = { workloads: false, latencyMs: 0, ...JSON.parse(process.argv[2] ?? '{}') };
-const LATENCY_MS = Number(OPTIONS.latencyMs) || 0;
+let LATENCY_MS = Number(OPTIONS.latencyMs) || 0;
 
 /** A safety net: the harness runs for minutes; a server left behind would stop by itself. */
 const MAX_LIFETIME_MS = 30 * 60_000;
@@ -336,6 +345,28 @@ function balance(req, url) {
   });
 }
 
+/** Access mode: account → is_active, for the accounts flipped since the start; status requests served. */
+const access = { flipped: new Map(), requests: 0 };
+/** Bodies of the status answers, built once per account and state. @type {Map<string, Buffer>} */
+const statusBodies = new Map();
+const STATUS_PATH = /^\/api\/account\/([^/]+)\/status\/$/;
+const NOT_FOUND = Buffer.from(JSON.stringify({ error: 'Account not found or invalid subscription tier' }));
+
+/** GET /api/account/<id>/status/: an access-mode account's status, or the documented not-found. */
+function accountStatus(account) {
+  access.requests++;
+  const n = account.startsWith(ACCESS_PREFIX) ? Number(account.slice(ACCESS_PREFIX.length)) : Number.NaN;
+  if (!Number.isInteger(n) || n < 0) return { status: 404, body: NOT_FOUND, headers: undefined };
+  const active = access.flipped.get(account) ?? startsActive(n);
+  const key = `${active} ${account}`;
+  let body = statusBodies.get(key);
+  if (!body) {
+    body = Buffer.from(statusBody(account, active));
+    statusBodies.set(key, body);
+  }
+  return { status: 200, body, headers: undefined };
+}
+
 /** openai-node's CursorPage and stripe-node's list: `limit=20` and an optional cursor, nothing else. */
 function cursorPage(url, cursorParam, pages) {
   const params = [...url.searchParams.keys()];
@@ -387,6 +418,14 @@ function control(url) {
       storm.arrivals = new Map();
       return json(200, { ok: true, latencyMs: LATENCY_MS });
     }
+    case '/__bench/access-set':
+      access.flipped.set(q.get('account') ?? '', q.get('active') === '1');
+      return json(200, { ok: true });
+    case '/__bench/access-stats':
+      return json(200, { requests: access.requests });
+    case '/__bench/latency':
+      LATENCY_MS = Number(q.get('ms') ?? 0);
+      return json(200, { ok: true, latencyMs: LATENCY_MS });
     case '/__bench/storm-stats':
       return json(200, {
         durationMs: storm.endsAt - storm.startedAt,
@@ -407,6 +446,8 @@ async function workloadAnswer(req) {
   if (req.method === 'POST' && url.pathname === USAGE_EVENTS_PATH) return usageEvent(req);
   if (req.method !== 'GET') return undefined;
   if (url.pathname === BALANCE_PATH) return balance(req, url);
+  const status = STATUS_PATH.exec(url.pathname);
+  if (status) return accountStatus(decodeURIComponent(status[1]));
   if (url.pathname === `${OPENAI_BASE}/invoices`) return cursorPage(url, 'after', cursorLists.openai);
   if (url.pathname === STRIPE_INVOICES) return cursorPage(url, 'starting_after', cursorLists.stripe);
   return undefined;

@@ -53,6 +53,40 @@ export function targetFor(port) {
 /** Prefix of the one line a child prints for its parent, so stray library output cannot be mistaken for it. */
 export const RESULT_PREFIX = 'BENCH_RESULT ';
 
+/**
+ * The main of a child with several kinds of measurement: runs `kinds[o.kind](o, target)` for the
+ * options given as JSON in argv[2], prints its result on one `BENCH_RESULT` line and exits (at once:
+ * keep-alive sockets and client timers would otherwise hold the process open); on failure, the error
+ * on stderr and exit code 1.
+ * @param {Record<string, (o: Record<string, any>, t: Target) => Promise<unknown>>} kinds
+ */
+export function childMain(kinds) {
+  const o = JSON.parse(process.argv[2] ?? '{}');
+  Promise.resolve()
+    .then(() => kinds[o.kind](o, targetFor(o.port)))
+    .then(
+      (result) => {
+        process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
+        process.exit(0);
+      },
+      (err) => {
+        process.stderr.write(`${err?.stack ?? err}\n`);
+        process.exit(1);
+      },
+    );
+}
+
+/** A control request to the bench server (no key, no latency): its JSON answer. @param {string} origin */
+export async function benchControl(origin, pathAndQuery) {
+  const res = await fetch(origin + pathAndQuery);
+  const body = await res.json();
+  if (!res.ok) throw new Error(`control ${pathAndQuery}: HTTP ${res.status}`);
+  return body;
+}
+
+/** @param {number} ms */
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
 // ---- Workload mode (`npm run bench -- --workloads`): see server.mjs and workloads.mjs. ----
 
 /** The header every workload client sends so the server can count requests per client. */
@@ -74,3 +108,37 @@ export const BALANCE_PATH = '/api/usage/credits/balance/';
 export const METER = Object.freeze({ product_code: 'api-gateway', meter_code: 'api_calls' });
 /** The query of every balance call: `?account_ref_id=acct_1&product_code=…&meter_code=…`. */
 export const BALANCE_QUERY = Object.freeze({ account_ref_id: 'acct_1', ...METER });
+
+// ---- Access mode (`npm run bench -- --access`): see server.mjs and access.mjs. ----
+
+/** Accounts of the access mode are `acct_a<n>`; the server answers their status. */
+export const ACCESS_PREFIX = 'acct_a';
+/** One account in ACCESS_INACTIVE_EVERY starts inactive (n % 10 === 3): its answers are kept `denyTtlMs`. */
+export const ACCESS_INACTIVE_EVERY = 10;
+/** Whether account number `n` starts active. @param {number} n */
+export const startsActive = (n) => n % ACCESS_INACTIVE_EVERY !== 3;
+
+/**
+ * The status of an access-mode account as the service sends it: the reference's single form, with
+ * every documented field. A string, so that a store or server hands out a fresh parse of it.
+ * @param {string} account @param {boolean} active
+ */
+export function statusBody(account, active) {
+  return JSON.stringify({
+    account_ref_id: account,
+    is_active: active,
+    customer_email: `${account}@example.com`,
+    created_at: '2024-01-02T09:00:00Z',
+    updated_at: '2024-06-02T09:00:00Z',
+    subscription_tier: {
+      label_name: 'pro',
+      name: 'Pro',
+      description: 'For growing teams',
+      price: '29.00',
+      billing_cycle: 'monthly',
+      features: 'API access, Priority support, SSO',
+      is_popular: true,
+      product_manage_id: 'prod_pro_plan',
+    },
+  });
+}

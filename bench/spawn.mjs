@@ -56,3 +56,36 @@ export function resultOf(run, what) {
   const detail = run.stderr.trim().split('\n').slice(0, 6).join('\n');
   throw new Error(`${what} ${why}${detail ? `:\n${detail}` : ''}`);
 }
+
+/**
+ * One measurement in a fresh child: `node [--expose-gc] script '<options as JSON>'`, its result line parsed.
+ * @param {string} script
+ * @param {Record<string, unknown>} options
+ * @param {{cwd: string, timeoutMs: number, what: string, gc?: boolean}} how  `what` names it in errors
+ */
+export async function runChild(script, options, { cwd, timeoutMs, what, gc = false }) {
+  const args = [...(gc ? ['--expose-gc'] : []), script, JSON.stringify(options)];
+  return resultOf(await runNode(args, { cwd, timeoutMs }), what);
+}
+
+/**
+ * What a mode's runner needs: `child(options, timeoutMs, what, gc?)` runs `script` in a fresh child
+ * with the server's port added to its options; `attempt(part, fn)` runs one part unless --skip names
+ * it, and records its failure in `failures[part]` (logged) rather than stopping the run.
+ * @param {{script: string, port: number, cwd: string, log: (msg: string) => void, skip: Set<string>, failures: Record<string, string>}} o
+ */
+export function modeRunner(o) {
+  return {
+    child: (options, timeoutMs, what, gc = false) =>
+      runChild(o.script, { port: o.port, ...options }, { cwd: o.cwd, timeoutMs, what, gc }),
+    attempt: async (part, fn) => {
+      if (o.skip.has(part)) return;
+      try {
+        await fn();
+      } catch (err) {
+        o.failures[part] = String(err.message ?? err);
+        o.log(`${part} FAILED: ${o.failures[part]}`);
+      }
+    },
+  };
+}

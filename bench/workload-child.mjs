@@ -11,18 +11,18 @@
 //                                        storm on the server once the loops run, stops after it ends
 //   heap    {walker: billing-sdk|fetch, concurrency, marks, pauseMs}
 //                                        a walk of the 1000-page list; heap after GC and pages held at marks
-import { METER, PAGE_SIZE, PAGES, PATH, RESULT_PREFIX, SEARCH, targetFor, WALK_PAGES } from './shared.mjs';
+import {
+  childMain,
+  benchControl as control,
+  METER,
+  PAGE_SIZE,
+  PAGES,
+  PATH,
+  SEARCH,
+  sleep,
+  WALK_PAGES,
+} from './shared.mjs';
 import { billingClient, stormCallers, walkers } from './workload-clients.mjs';
-
-/** A control request to the bench server (no client header, no latency). @param {string} origin */
-async function control(origin, pathAndQuery) {
-  const res = await fetch(origin + pathAndQuery);
-  const body = await res.json();
-  if (!res.ok) throw new Error(`control ${pathAndQuery}: HTTP ${res.status}`);
-  return body;
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** The timed walk of 200 pages; every item checked, in order. */
 async function walk(o, t) {
@@ -283,17 +283,4 @@ async function heap(o, t) {
   return { walker: o.walker, concurrency: o.concurrency, ms, pages, items, series, pageHeapBytes };
 }
 
-const kinds = { walk, events, storm, heap };
-
-const o = JSON.parse(process.argv[2] ?? '{}');
-kinds[o.kind](o, targetFor(o.port)).then(
-  (result) => {
-    process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
-    // Exit at once: keep-alive sockets and client timers would otherwise hold the process open.
-    process.exit(0);
-  },
-  (err) => {
-    process.stderr.write(`${err?.stack ?? err}\n`);
-    process.exit(1);
-  },
-);
+childMain({ walk, events, storm, heap });

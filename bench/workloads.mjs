@@ -3,12 +3,13 @@
 // that answers after a fixed latency (20 ms by default), each measurement in a fresh child
 // (workload-child.mjs). This file runs them (runWorkloads), turns them into goals (summarizeWorkloads)
 // and renders the "Workloads" section of RESULTS.md (renderWorkloadsMarkdown), which lives between two
-// markers so that a normal run and a workloads run each rewrite only their own part (spliceWorkloads).
+// markers so that a normal run and a workloads run each rewrite only their own part (sections.mjs).
 import { fileURLToPath } from 'node:url';
 import { FLAT_LIMIT_BYTES } from './memory.mjs';
-import { fmtBytes, fmtInt, fmtMiB, fmtNum, fmtRatio, mark, mdTable, median, stats } from './report.mjs';
+import { fmtBytes, fmtInt, fmtMiB, fmtNum, fmtRatio, mdTable, median, stats } from './report.mjs';
+import { compactGoals, firstLine, sectionFoot, sectionHead } from './sections.mjs';
 import { PAGE_SIZE, PAGES, WALK_PAGES } from './shared.mjs';
-import { resultOf, runNode } from './spawn.mjs';
+import { runChild } from './spawn.mjs';
 import { PEERS } from './workload-clients.mjs';
 
 const childPath = fileURLToPath(new URL('./workload-child.mjs', import.meta.url));
@@ -84,10 +85,8 @@ const WALKS = [
  */
 export async function runWorkloads(o) {
   const data = { walks: [], walkFailures: {}, events: [], eventFailures: {}, storm: [], heap: null };
-  const child = async (options, timeoutMs, what, gc = false) => {
-    const args = [...(gc ? ['--expose-gc'] : []), childPath, JSON.stringify({ port: o.port, ...options })];
-    return resultOf(await runNode(args, { cwd: o.cwd, timeoutMs }), what);
-  };
+  const child = (options, timeoutMs, what, gc = false) =>
+    runChild(childPath, { port: o.port, ...options }, { cwd: o.cwd, timeoutMs, what, gc });
 
   if (!o.skip.has('walk')) {
     const rows = WALKS.filter((w) => o.clients.includes(w.client));
@@ -365,10 +364,6 @@ export function summarizeWorkloads(data) {
 
 const fmtMs = (x) => (Number.isFinite(x) ? `${Math.round(x).toLocaleString('en-US')} ms` : '–');
 const fmtKiB = (b) => (Number.isFinite(b) ? `${(b / 1024).toFixed(1)} KiB` : '–');
-const firstLine = (s) => String(s).split('\n').slice(0, 2).join(' ').slice(0, 200);
-
-export const START_MARK = '<!-- workloads:start -->';
-export const END_MARK = '<!-- workloads:end -->';
 
 /**
  * The "Workloads" section, markers included.
@@ -377,23 +372,15 @@ export const END_MARK = '<!-- workloads:end -->';
  * @param {object} meta  date, command, latencyMs, rounds, totalSeconds, machine, node, versions, distChanged
  */
 export function renderWorkloadsMarkdown(data, summary, meta) {
-  const out = [START_MARK, '## Workloads', ''];
-  out.push(
-    `Written by \`bench/run.mjs --workloads\` on ${meta.date}. Command: \`${meta.command}\`. Whole workload run: ` +
-      `${meta.totalSeconds.toFixed(0)} s. The server answers every API request after ${meta.latencyMs} ms (a network's ` +
-      'round trip); everything else is as in the normal run (own process, loopback, keep-alive, precomputed bodies). ' +
-      'A normal `npm run bench` keeps this section as it is; `npm run bench -- --workloads` rewrites only this section.',
-    '',
-  );
-  if (meta.distChanged) {
-    out.push(
-      '> **Warning: `dist/` changed while this run was measuring** (the SDK was rebuilt): re-run.',
-      '',
-    );
-  }
-  out.push('### Goals', '');
-  for (const g of summary.goals) out.push(`- **${mark(g.ok).trim()}** ${g.text}`);
-  out.push('');
+  const out = sectionHead({
+    name: 'workloads',
+    title: 'Workloads',
+    about:
+      `The server answers every API request after ${meta.latencyMs} ms (a network's round trip); everything ` +
+      'else is as in the normal run (own process, loopback, keep-alive, precomputed bodies).',
+    goals: summary.goals,
+    meta,
+  });
 
   if (summary.walkRows.length) {
     out.push(`### Walk of ${WALK_PAGES} pages (${fmtInt(WALK_PAGES * PAGE_SIZE)} invoices)`, '');
@@ -570,16 +557,7 @@ export function renderWorkloadsMarkdown(data, summary, meta) {
     out.push(`### Memory walking ${PAGES} pages`, '', `failed: ${firstLine(data.heap.failed)}`, '');
   }
 
-  out.push('### Versions', '');
-  out.push(
-    `Node ${meta.node}; ${Object.entries(meta.versions)
-      .filter(([name]) => ['billing-sdk', 'openai', 'stripe'].includes(name))
-      .map(([name, v]) => `${name} ${v}`)
-      .join('; ')}; ${meta.machine.cpuModel} × ${meta.machine.cpuCount}; load average at start ` +
-      `${meta.machine.loadavg.map((x) => x.toFixed(2)).join(', ')}.`,
-    '',
-  );
-  out.push(END_MARK);
+  out.push(...sectionFoot('workloads', meta, ['billing-sdk', 'openai', 'stripe']));
   return `${out.join('\n')}\n`;
 }
 
@@ -616,27 +594,6 @@ export function renderWorkloadsCompact(summary, meta) {
         : `  storm ${s.client.padEnd(12)} ${fmtInt(s.total)} requests, burst ${s.burst}, then ${fmtNum(s.perWindowMean, 1)}/window (max ${s.perWindowMax})`,
     );
   }
-  for (const g of summary.goals) out.push(`${mark(g.ok)}  ${g.text}`);
+  out.push(...compactGoals(summary.goals));
   return `${out.join('\n')}\n`;
-}
-
-/**
- * `fileText` with its workloads section replaced by `section` (appended when it has none).
- * @param {string} fileText
- * @param {string} section  markers included
- */
-export function spliceWorkloads(fileText, section) {
-  const start = fileText.indexOf(START_MARK);
-  const end = fileText.indexOf(END_MARK);
-  if (start >= 0 && end > start) {
-    return fileText.slice(0, start) + section.trimEnd() + fileText.slice(end + END_MARK.length);
-  }
-  return `${fileText.trimEnd()}\n\n${section}`;
-}
-
-/** The workloads section of `fileText`, markers included, or '' when it has none. @param {string} fileText */
-export function extractWorkloads(fileText) {
-  const start = fileText.indexOf(START_MARK);
-  const end = fileText.indexOf(END_MARK);
-  return start >= 0 && end > start ? `${fileText.slice(start, end + END_MARK.length)}\n` : '';
 }
