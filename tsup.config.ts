@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 
 // ky, p-retry and jose ship ESM only: the CJS build bundles them so `require('billing-sdk')`
@@ -30,31 +31,15 @@ const classicZod = {
 };
 
 /**
- * In the browser build, `userAgent()` can only return `{}`: browsers forbid setting the header, and
- * workers have none of the runtimes it names (Deno and Bun load the server build). The stub keeps
- * that dead code out of every browser bundle.
+ * The browser/worker build's one swap: it compiles `src/platform/browser.ts` in the place of
+ * `src/platform/server.ts`, which gathers everything that differs between the builds (what and why:
+ * the comment at the top of server.ts). Nothing else in the source differs between builds.
  */
-const noUserAgentInBrowsers = {
-  name: 'browser-build-stubs',
+const platformSwap = {
+  name: 'platform-swap',
   setup(build: { onLoad: (o: { filter: RegExp }, f: () => { contents: string; loader: 'ts' }) => void }) {
-    build.onLoad({ filter: /src[\\/]core[\\/]user-agent\.ts$/ }, () => ({
-      contents: 'export function userAgent(): Record<string, string> { return {}; }',
-      loader: 'ts',
-    }));
-    // Browsers and workers run ky on their fetch: no undici, no node:zlib in their bundles.
-    build.onLoad({ filter: /src[\\/]core[\\/]default-engine\.ts$/ }, () => ({
-      contents: 'export function defaultEngine(): undefined { return undefined; }',
-      loader: 'ts',
-    }));
-    // Loaded on first use in Node (import time); static in bundles, where a chunk of its own would
-    // cost more bytes than it saves (p-retry) or be shared with signing (jose's verify part).
-    build.onLoad({ filter: /src[\\/]core[\\/]load-p-retry\.ts$/ }, () => ({
-      contents: "import pRetry from 'p-retry'; export async function loadPRetry() { return pRetry; }",
-      loader: 'ts',
-    }));
-    build.onLoad({ filter: /src[\\/]links[\\/]load-jose-verify\.ts$/ }, () => ({
-      contents:
-        "import * as jose from './jose-verify.js'; export async function loadJoseVerify() { return jose; }",
+    build.onLoad({ filter: /src[\\/]platform[\\/]server\.ts$/ }, () => ({
+      contents: readFileSync(new URL('./src/platform/browser.ts', import.meta.url), 'utf8'),
       loader: 'ts',
     }));
   },
@@ -77,12 +62,23 @@ export default defineConfig([
   // `sideEffects: false`, so a bundler drops every module an app does not use.
   {
     ...shared,
-    entry: ['src/**/*.ts', '!src/testing/**', '!src/redis/**', '!src/node/**', '!src/core/undici-engine.ts'],
+    entry: [
+      'src/**/*.ts',
+      '!src/testing/**',
+      '!src/redis/**',
+      '!src/node/**',
+      // Only server.ts imports these (and the browser build compiles browser.ts there instead).
+      '!src/platform/browser.ts',
+      '!src/core/transport/undici-engine.ts',
+      '!src/core/transport/default-engine.ts',
+      '!src/platform/load-*.ts',
+      '!src/platform/user-agent.ts',
+    ],
     outDir: 'dist/browser',
     format: ['esm'],
     platform: 'neutral',
     bundle: false,
-    esbuildPlugins: [noUserAgentInBrowsers],
+    esbuildPlugins: [platformSwap],
   },
   // CJS: one file with the ESM-only dependencies inside (zod ships CJS and is required). No source
   // map: it would be mostly ky's, p-retry's and jose's sources, and the code is not minified.

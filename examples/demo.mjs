@@ -7,7 +7,7 @@ import {
   BillingClient,
   createNodeWebhookHandler,
   InvalidRequestError,
-  memoryRateLimiter,
+  memoryCooldown,
   NotFoundError,
   RateLimitError,
   signHostedLink,
@@ -236,7 +236,7 @@ try {
   heading('Rate limits: a Retry-After longer than maxRetryDelay is not waited out');
   server.faults.add({ path: '/api/invoices/', status: 429, headers: { 'retry-after': '120' } });
   // Its own cooldown (withOptions clients share their parent's): the rest of the demo is not held.
-  const limited = billing.withOptions({ maxRetryDelay: 10_000, rateLimiter: memoryRateLimiter() });
+  const limited = billing.withOptions({ maxRetryDelay: 10_000, cooldown: memoryCooldown() });
   for (const attempt of ['first call', 'during the cooldown']) {
     const sentBefore = server.requests.count();
     try {

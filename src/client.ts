@@ -1,4 +1,4 @@
-import { memoryRateLimiter } from './core/cooldown.js';
+import { memoryCooldown } from './core/cooldown.js';
 import { type ClientOptions, resolveOptions } from './core/options.js';
 import { ApiCore } from './core/request.js';
 import { Accounts } from './resources/accounts.js';
@@ -65,8 +65,9 @@ export class BillingClient {
    */
   constructor(options: ClientOptions = {}) {
     // The cooldown is made here, not among the options' defaults, so clients from withOptions share it.
-    this.#options = { ...options, rateLimiter: options.rateLimiter ?? memoryRateLimiter() };
-    const core = new ApiCore(resolveOptions(this.#options));
+    const withCooldown = { ...options, cooldown: options.cooldown ?? memoryCooldown() };
+    this.#options = withCooldown;
+    const core = new ApiCore(resolveOptions(withCooldown));
     this.transactions = new Transactions(core);
     this.accounts = new Accounts(core);
     this.tiers = new Tiers(core);

@@ -14,7 +14,7 @@ export type { AccessCacheOptions } from './access/options.js';
 export type { AccessStore, AccessStoreRead, SharedAccessAnswer } from './access/store.js';
 export { BillingClient } from './client.js';
 export { APIPromise, type APIResponseInfo, type WithResponse } from './core/api-promise.js';
-export { memoryRateLimiter, type RateLimiter, type RateLimitGrant } from './core/cooldown.js';
+export { type Cooldown, type CooldownGrant, memoryCooldown } from './core/cooldown.js';
 export {
   type AnyBillingError,
   APIConnectionError,

@@ -1,7 +1,7 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { CLOCK, type Clock } from '../src/core/clock.js';
+import { type Clock, withTestClock } from '../src/core/clock.js';
 import { BillingClient, type ClientOptions, type Logger } from '../src/index.js';
 import { type MockServer, type MockServerOptions, startMockServer } from '../src/testing/index.js';
 
@@ -63,9 +63,9 @@ export function heldClock(): Clock & { waits: number[]; waiting: Promise<void> }
   };
 }
 
-/** Client options with the clock replaced (the seam is a symbol key, not a public option). */
+/** Client options with the clock replaced (through the internal seam, not a public option). */
 export function withClock(options: ClientOptions, clock: Clock): ClientOptions {
-  return { ...options, [CLOCK]: clock } as ClientOptions;
+  return withTestClock(options, clock);
 }
 
 /**

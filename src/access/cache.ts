@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { attemptTimeoutOf, type BillingClient } from '../client.js';
 import { abortSignal, check, text } from '../core/checks.js';
-import { CLOCK, type Clock, realClock } from '../core/clock.js';
+import { type Clock, clockOf } from '../core/clock.js';
 import { APIUserAbortError, InvalidRequestError } from '../core/errors.js';
 import { untilSignal } from '../core/signals.js';
 import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
@@ -123,8 +123,7 @@ export function createAccessCache(billing: BillingClient, options: AccessCacheOp
     ]);
   }
   const o = resolveAccessOptions(options);
-  // The test seam, as on the client: a symbol key, not part of the public options type.
-  const clock: Clock = (options as { [CLOCK]?: Clock })[CLOCK] ?? realClock;
+  const clock: Clock = clockOf(options);
   return new Cache(billing, o, clock);
 }
 

@@ -13,6 +13,12 @@ export type Rule = (value: unknown, field?: string) => string | InvalidRequestIs
  */
 export type Rules = Record<string, readonly Rule[]>;
 
+/**
+ * A rule list for every parameter of `P`, optional ones included, and for nothing else: a field
+ * added to a params type without its rule (or a rule for a field the type lacks) does not compile.
+ */
+export type ParamRules<P> = { readonly [K in keyof P]-?: readonly Rule[] };
+
 /** Cross-field rules; they see the parameters after `null` and `undefined` were removed. */
 export type CrossRule = (params: Record<string, unknown>) => InvalidRequestIssue[];
 
@@ -102,7 +108,10 @@ export const isoDate: Rule = (v) => {
 };
 
 /** `page` and `page_size` as the reference limits them. */
-export const pageRules: Rules = { page: [integer(1)], page_size: [integer(1, 100)] };
+export const pageRules: ParamRules<{ page?: number; page_size?: number }> = {
+  page: [integer(1)],
+  page_size: [integer(1, 100)],
+};
 
 /** An object literal or `Object.create(null)`: not an array, a Date, a Map or a class instance. */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -1,6 +1,6 @@
 /**
- * Time as the retry loop sees it. Tests swap it (see {@link CLOCK}) to record the waits the SDK
- * schedules instead of sitting through them.
+ * Time as the retry loop sees it. Tests swap it (see {@link withTestClock}) to record the waits the
+ * SDK schedules instead of sitting through them.
  */
 export interface Clock {
   /** Milliseconds since the epoch. */
@@ -30,9 +30,38 @@ export const realClock: Clock = {
 };
 
 /**
- * Key of a client option that replaces the clock. A symbol rather than a named option: it exists
- * for the SDK's own tests and is not part of the public options type.
+ * The test seam, and the only place it is read. The SDK's own tests replace the clock of a client,
+ * an access cache or a usage tracker by passing their options through {@link withTestClock}; those
+ * three read it with {@link clockOf} (in `resolveOptions`, `createAccessCache` and
+ * `resolveTrackerOptions`). The key is this module's own symbol, not a public option: `check()`
+ * does not see it (it lists string keys only) and `withOptions` keeps it (a spread copies it).
+ */
+const TEST_CLOCK: unique symbol = Symbol('billing-sdk test clock');
+
+/**
+ * A copy of `options` whose client, access cache or tracker runs on `clock`. For the SDK's tests.
  *
  * @internal
  */
-export const CLOCK: unique symbol = Symbol.for('billing-sdk.clock');
+export function withTestClock<O extends object>(options: O, clock: Clock): O {
+  return { ...options, [TEST_CLOCK]: clock };
+}
+
+/**
+ * The clock `options` carry from {@link withTestClock}, else the real one.
+ *
+ * @internal
+ */
+export function clockOf(options: unknown): Clock {
+  return (options as { [TEST_CLOCK]?: Clock } | null | undefined)?.[TEST_CLOCK] ?? realClock;
+}
+
+/**
+ * Whether `options` went through {@link withTestClock}: lets a test helper add a default clock only
+ * where the test gave none.
+ *
+ * @internal
+ */
+export function hasTestClock(options: object): boolean {
+  return TEST_CLOCK in options;
+}

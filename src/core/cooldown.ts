@@ -1,9 +1,9 @@
 /**
- * What a {@link RateLimiter} answers before an attempt: wait this long and ask again, or go (and
- * report the outcome with `release`). A limiter may also answer with a promise, e.g. of a wait of 0
+ * What a {@link Cooldown} answers before an attempt: wait this long and ask again, or go (and
+ * report the outcome with `release`). A cooldown may also answer with a promise, e.g. of a wait of 0
  * once a probe in flight has its answer.
  */
-export type RateLimitGrant =
+export type CooldownGrant =
   | {
       /** Milliseconds to wait before asking again. */
       waitMs: number;
@@ -15,38 +15,38 @@ export type RateLimitGrant =
 
 /**
  * A cooldown shared by every request of a client, or of several clients given the same object
- * (`new BillingClient({ rateLimiter })`): after a 429 with Retry-After, requests wait until the time
+ * (`new BillingClient({ cooldown })`): after a 429 with Retry-After, requests wait until the time
  * has passed, then one request goes first as the probe, and only when it is not refused do the
  * others follow. During a storm of 429s the service sees one request per Retry-After window, not
  * one per request in flight. Times are the client's clock (ms since the epoch).
  */
-export interface RateLimiter {
+export interface Cooldown {
   /** Asked before each attempt. */
-  acquire(now: number): RateLimitGrant | Promise<RateLimitGrant>;
+  acquire(now: number): CooldownGrant | Promise<CooldownGrant>;
 }
 
 /**
- * The in-process {@link RateLimiter}: each client has its own unless one is passed in options. Pass
+ * The in-process {@link Cooldown}: each client has its own unless one is passed in options. Pass
  * the same one to several clients in a process to share their cooldown.
  *
  * @example
  * ```ts
- * const rateLimiter = memoryRateLimiter();
- * const a = new BillingClient({ rateLimiter });
- * const b = new BillingClient({ rateLimiter, timeout: 5_000 });
+ * const cooldown = memoryCooldown();
+ * const a = new BillingClient({ cooldown });
+ * const b = new BillingClient({ cooldown, timeout: 5_000 });
  * ```
  */
-export function memoryRateLimiter(): RateLimiter {
+export function memoryCooldown(): Cooldown {
   let until = 0;
   let cooling = false;
   /** Settles when the probe in flight has its answer; requests that wait for it then ask again. */
-  let probe: Promise<RateLimitGrant> | undefined;
+  let probe: Promise<CooldownGrant> | undefined;
   const cool = (now: number, retryAfterMs: number) => {
     until = Math.max(until, now + retryAfterMs);
     cooling = true;
   };
   // Requests outside a cooldown can only start one; ending it is the probe's.
-  const free: RateLimitGrant = {
+  const free: CooldownGrant = {
     release: (now, retryAfterMs) => {
       if (retryAfterMs !== undefined) cool(now, retryAfterMs);
     },
@@ -56,7 +56,7 @@ export function memoryRateLimiter(): RateLimiter {
       if (now < until) return { waitMs: until - now };
       if (!cooling) return free;
       if (probe) return probe;
-      let answered: (grant: RateLimitGrant) => void = () => {};
+      let answered: (grant: CooldownGrant) => void = () => {};
       probe = new Promise((resolve) => {
         answered = resolve;
       });

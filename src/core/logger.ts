@@ -19,14 +19,15 @@ const rank: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, deb
 export interface SdkLogger {
   /** Whether a message at `level` would be written: lets callers skip building it. */
   enabled(level: Exclude<LogLevel, 'off'>): boolean;
-  log(level: Exclude<LogLevel, 'off'>, message: string, details?: Record<string, unknown>): void;
+  /** Writes `message` at `level` (when enabled), prefixed and with the secrets removed. */
+  log(level: Exclude<LogLevel, 'off'>, message: string): void;
 }
 
 /**
  * Wraps the user's logger. Secrets are scrubbed here, at the last step before output, so that
  * no call site can forget: even a message that somehow quoted the key prints `[redacted]`.
- * Whatever the logger (or a detail that cannot be serialised) throws is swallowed: logging must
- * never turn a committed debit into a rejection.
+ * Whatever the logger throws is swallowed: logging must never turn a committed debit into a
+ * rejection.
  */
 export function createLogger(target: Logger, level: LogLevel, secrets: readonly string[]): SdkLogger {
   const max = rank[level];
@@ -34,12 +35,10 @@ export function createLogger(target: Logger, level: LogLevel, secrets: readonly 
     secrets.reduce((out, secret) => (secret ? out.split(secret).join('[redacted]') : out), text);
   return {
     enabled: (l) => rank[l] <= max,
-    log(l, message, details) {
+    log(l, message) {
       if (rank[l] > max) return;
       try {
-        const line = `[billing-sdk] ${scrub(message)}`;
-        if (details) target[l](line, JSON.parse(scrub(JSON.stringify(details))));
-        else target[l](line);
+        target[l](`[billing-sdk] ${scrub(message)}`);
       } catch {
         // A broken logger loses a line, never a result.
       }

@@ -11,10 +11,10 @@ import {
   type Rule,
   text,
 } from './checks.js';
-import { CLOCK, type Clock, realClock } from './clock.js';
-import { memoryRateLimiter, type RateLimiter } from './cooldown.js';
+import { type Clock, clockOf } from './clock.js';
+import type { Cooldown } from './cooldown.js';
 import { isBrowserWindow, readEnv } from './env.js';
-import { BillingError, InvalidRequestError } from './errors.js';
+import { InvalidRequestError } from './errors.js';
 import { headerIssues, isValidApiKey } from './headers.js';
 import type { Logger, LogLevel } from './logger.js';
 import { anySignal } from './signals.js';
@@ -83,10 +83,11 @@ export interface ClientOptions {
   allowInsecureHttp?: boolean | undefined;
   /**
    * The cooldown after a 429 with Retry-After, shared by every request of this client (its own by
-   * default, and shared with clients made by `withOptions`). Pass one {@link memoryRateLimiter} to
-   * several clients to share it between them.
+   * default, and shared with clients made by `withOptions`). Pass one {@link memoryCooldown} to
+   * several clients to share it between them, or `redisCooldown` (`billing-sdk/redis`) to share it
+   * between processes.
    */
-  rateLimiter?: RateLimiter | undefined;
+  cooldown?: Cooldown | undefined;
 }
 
 /** Per-call options, the last argument of every method. Checked like the client's options. */
@@ -119,7 +120,7 @@ export interface ResolvedOptions {
   logger: Logger;
   logLevel: LogLevel;
   validation: ValidationMode;
-  rateLimiter: RateLimiter;
+  cooldown: Cooldown;
   clock: Clock;
 }
 
@@ -161,7 +162,7 @@ const clientRules: Record<keyof ClientOptions, Rule[]> = {
   validation: [oneOf(['strict', 'warn', 'off'])],
   dangerouslyAllowBrowser: [boolean],
   allowInsecureHttp: [boolean],
-  rateLimiter: [
+  cooldown: [
     (v) =>
       typeof (v as { acquire?: unknown }).acquire === 'function' ? undefined : 'must have an acquire method',
   ],
@@ -175,44 +176,41 @@ export const requestRules: Record<keyof RequestOptions, Rule[]> = {
   headers: [headers],
 };
 
-/** Applies defaults and env, and refuses what cannot work or would be unsafe. */
-export function resolveOptions(options: ClientOptions): ResolvedOptions {
+/**
+ * Applies defaults and env, and refuses what cannot work or would be unsafe: every refusal is an
+ * {@link InvalidRequestError} of `new BillingClient` naming the option. The cooldown comes made
+ * (the constructor makes it, so that clients from `withOptions` share it).
+ */
+export function resolveOptions(options: ClientOptions & { cooldown: Cooldown }): ResolvedOptions {
   check('new BillingClient', options, clientRules);
   const apiKey = options.apiKey ?? readEnv('BILLING_API_KEY');
   if (!apiKey) {
-    throw new BillingError(
-      'Missing API key: pass `apiKey` to new BillingClient() or set the BILLING_API_KEY environment variable.',
+    refuse(
+      'apiKey',
+      'is missing: pass it to new BillingClient() or set the BILLING_API_KEY environment variable',
     );
   }
   if (!isValidApiKey(apiKey)) {
     // The key is not quoted: this message may well be logged.
-    throw new InvalidRequestError('new BillingClient', [
-      {
-        field: 'apiKey',
-        message: 'must be printable ASCII without spaces or line breaks (check for a pasted newline)',
-      },
-    ]);
+    refuse('apiKey', 'must be printable ASCII without spaces or line breaks (check for a pasted newline)');
   }
   if (isBrowserWindow() && !options.dangerouslyAllowBrowser) {
-    throw new BillingError(
-      'BillingClient was constructed with an API key in a browser window, where every user of the page can read it. ' +
-        'Call the API from your server, or pass `dangerouslyAllowBrowser: true` if you accept the risk.',
+    refuse(
+      'dangerouslyAllowBrowser',
+      'must be true to construct a client with an API key in a browser window, where every user of the page can read it: ' +
+        'call the API from your server, or pass `dangerouslyAllowBrowser: true` if you accept the risk',
     );
   }
   const rawBase = options.baseUrl ?? readEnv('BILLING_BASE_URL');
   if (!rawBase) {
-    throw new BillingError(
-      'Missing base URL: pass `baseUrl` (the API root, ending in /api/) to new BillingClient() or set the BILLING_BASE_URL environment variable.',
+    refuse(
+      'baseUrl',
+      'is missing: pass the API root (ending in /api/) to new BillingClient() or set the BILLING_BASE_URL environment variable',
     );
   }
   const base = normaliseBaseUrl(rawBase, options.allowInsecureHttp ?? false);
   if (options.fetch && options.dispatcher) {
-    throw new InvalidRequestError('new BillingClient', [
-      {
-        field: 'dispatcher',
-        message: 'cannot be combined with fetch (a custom fetch picks its own dispatcher)',
-      },
-    ]);
+    refuse('dispatcher', 'cannot be combined with fetch (a custom fetch picks its own dispatcher)');
   }
   const envLevel = readEnv('BILLING_LOG') as LogLevel | undefined;
   const logger = options.logger ?? console;
@@ -241,8 +239,8 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
     logger,
     logLevel: options.logLevel ?? (envLevel && logLevels.includes(envLevel) ? envLevel : 'warn'),
     validation: options.validation ?? 'strict',
-    rateLimiter: options.rateLimiter ?? memoryRateLimiter(),
-    clock: (options as { [CLOCK]?: Clock })[CLOCK] ?? realClock,
+    cooldown: options.cooldown,
+    clock: clockOf(options),
   };
 }
 
@@ -267,23 +265,29 @@ export function callOptions(
   };
 }
 
+/** Throws the {@link InvalidRequestError} of `new BillingClient` for one option. */
+function refuse(field: keyof ClientOptions, message: string): never {
+  throw new InvalidRequestError('new BillingClient', [{ field, message }]);
+}
+
 function normaliseBaseUrl(raw: string, allowInsecureHttp: boolean): URL {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new BillingError(`\`baseUrl\` is not an absolute URL: ${JSON.stringify(raw)}.`);
+    refuse('baseUrl', `must be an absolute URL (got ${JSON.stringify(raw)})`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new BillingError(`\`baseUrl\` must use https: (got ${url.protocol}).`);
+    refuse('baseUrl', `must use https: (got ${url.protocol})`);
   }
   if (url.username || url.password) {
-    throw new BillingError('`baseUrl` must not contain credentials: pass the key as `apiKey`.');
+    refuse('baseUrl', 'must not contain credentials: pass the key as `apiKey`');
   }
   if (url.protocol === 'http:' && !allowInsecureHttp && !isLoopback(url.hostname)) {
-    throw new BillingError(
-      `\`baseUrl\` uses http: to ${url.hostname}, so the API key would travel unencrypted. ` +
-        'Use https:, or pass `allowInsecureHttp: true` for a trusted network.',
+    refuse(
+      'baseUrl',
+      `must use https: (with http: to ${url.hostname}, the API key would travel unencrypted), ` +
+        'or pass `allowInsecureHttp: true` for a trusted network',
     );
   }
   url.search = '';

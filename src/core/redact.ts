@@ -10,15 +10,6 @@ export function headersToObject(headers: Headers): Record<string, string> {
   return out;
 }
 
-/** Request headers for a debug log: credentials replaced by `[redacted]`. */
-export function redactHeaders(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    out[name] = sensitive.has(name.toLowerCase()) ? '[redacted]' : value;
-  }
-  return out;
-}
-
 /**
  * `cause` as it may be attached to an error: unchanged when no level of its chain mentions a
  * secret, else a copy in which every mention is `[redacted]`. An engine error can quote a request

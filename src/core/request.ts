@@ -1,6 +1,6 @@
+import { defaultEngine, loadPRetry, userAgent } from '../platform/server.js';
 import { type APIResponseInfo, responseInfo, type WithResponse } from './api-promise.js';
-import { type CrossRule, check, type Rules } from './checks.js';
-import { defaultEngine } from './default-engine.js';
+import { type CrossRule, check, type ParamRules } from './checks.js';
 import { errorForStatus } from './error-map.js';
 import {
   APIConnectionError,
@@ -13,18 +13,17 @@ import {
   ResponseTooLargeError,
 } from './errors.js';
 import { lowerKeys } from './headers.js';
-import { loadPRetry } from './load-p-retry.js';
 import { createLogger, type SdkLogger } from './logger.js';
 import { type CallOptions, callOptions, type ResolvedOptions } from './options.js';
 import { loadFirstPage, type PageEnvelope, PagePromise } from './pagination.js';
-import { BodyTooLarge, readBody, untilAborted } from './read-body.js';
 import { scrubCause } from './redact.js';
 import { retryDecision } from './retry.js';
 import type { Schema } from './schema.js';
-import { anySignal } from './signals.js';
-import { Transport } from './transport.js';
+import { anySignal, untilSignal } from './signals.js';
+import type { WireResponse } from './transport/engine.js';
+import { BodyTooLarge } from './transport/read-body.js';
+import { Transport } from './transport/transport.js';
 import { type QueryParams, queryString, UnsafeUrlValue } from './url.js';
-import { userAgent } from './user-agent.js';
 import { validate } from './validation.js';
 
 /** Path, query and body of one call, built by the endpoint from its checked parameters. */
@@ -33,25 +32,28 @@ export interface BuiltRequest {
   path: string;
   query?: QueryParams | undefined;
   /** JSON body. */
-  body?: Record<string, unknown> | undefined;
+  body?: object | undefined;
   /** The call's idempotency key: every error of the call carries it as `event_key`. */
   eventKey?: string | undefined;
 }
 
 /**
  * Everything the SDK knows about one endpoint: how to check and build a call, how to read the
- * answer. Resources declare one per method; the request path below does the rest.
+ * answer. `P` is the method's parameters, `R` the response body's type (from the schema), `T` the
+ * method's result (from `transform`, else `R`), `B` what `build` returns (when `transform` needs
+ * more of it than {@link BuiltRequest} promises). Resources declare one per method; the request
+ * path below does the rest.
  */
-export interface Endpoint<T, R = T> {
+export interface Endpoint<P, R, T = R, B extends BuiltRequest = BuiltRequest> {
   /** SDK method name, for messages: `invoices.list`. Named here and nowhere else. */
   operation: string;
   method: 'GET' | 'POST';
   /** Every parameter the method takes, with its rules. */
-  rules: Rules;
+  rules: ParamRules<P>;
   /** Rules between parameters (`tier` needs `subscription`). */
   cross?: CrossRule | undefined;
   /** Builds the request from the checked parameters; runs once per call, before the first attempt. */
-  build(params: Record<string, unknown>): BuiltRequest;
+  build(params: P): B;
   /** Schema of the response body. */
   schema: Schema<R>;
   /** A POST that is safe to send twice (its body carries an idempotency key): retried like a GET. */
@@ -61,15 +63,15 @@ export interface Endpoint<T, R = T> {
   /** A non-2xx response whose body is a result (a refusal), not an error. */
   isResult?: ((status: number, body: unknown) => boolean) | undefined;
   /** Turns the validated body into the method's result. Default: the body itself. */
-  transform?: ((data: R, request: BuiltRequest) => T) | undefined;
+  transform?: ((data: R, request: B) => T) | undefined;
   /** An error that is an answer after all (a documented "not found"): its result, else `undefined`. */
   recover?: (error: BillingError) => T | undefined;
 }
 
 /** A call whose checks passed: what every attempt sends. */
-interface Call<T, R> {
-  endpoint: Endpoint<T, R>;
-  built: BuiltRequest;
+interface Call<P, R, T, B extends BuiltRequest> {
+  endpoint: Endpoint<P, R, T, B>;
+  built: B;
   options: CallOptions;
   context: RequestContext;
   /** The full URL, query included: built once, when the call is checked. */
@@ -123,7 +125,11 @@ export class ApiCore {
    * One call: check and build, send with retries, validate. An async function, so bad input
    * rejects the returned promise (never throws where the method was called) and nothing is sent.
    */
-  async call<T, R>(endpoint: Endpoint<T, R>, params: unknown, options: unknown): Promise<WithResponse<T>> {
+  async call<P, R, T, B extends BuiltRequest>(
+    endpoint: Endpoint<P, R, T, B>,
+    params: unknown,
+    options: unknown,
+  ): Promise<WithResponse<T>> {
     return this.#send(this.#prepare(endpoint, params, options));
   }
 
@@ -131,10 +137,10 @@ export class ApiCore {
    * A paginated GET. The checks run when the list is first awaited or iterated, so a bad parameter
    * rejects (nothing is sent); every page is the same checked request with another `page`.
    */
-  list<T>(endpoint: Endpoint<PageEnvelope<T>>, params: unknown, options: unknown): PagePromise<T> {
+  list<P, T>(endpoint: Endpoint<P, PageEnvelope<T>>, params: unknown, options: unknown): PagePromise<T> {
     return new PagePromise(async () => {
       const call = this.#prepare(endpoint, params, options);
-      const query = call.built.query ?? {};
+      const query: Record<string, unknown> = { ...call.built.query };
       const start = typeof query.page === 'number' ? query.page : 1;
       const pageSize = typeof query.page_size === 'number' ? query.page_size : 20;
       // `page` goes on the wire only when it was asked for or is past the first: products takes no page parameter.
@@ -151,7 +157,11 @@ export class ApiCore {
   }
 
   /** Checks options and parameters, builds path, query, headers and body. Throws {@link InvalidRequestError}. */
-  #prepare<T, R>(endpoint: Endpoint<T, R>, params: unknown, options: unknown): Call<T, R> {
+  #prepare<P, R, T, B extends BuiltRequest>(
+    endpoint: Endpoint<P, R, T, B>,
+    params: unknown,
+    options: unknown,
+  ): Call<P, R, T, B> {
     const { operation, method } = endpoint;
     const call = callOptions(operation, options, this.#options);
     const { built, search, body } = buildRequest(
@@ -174,7 +184,7 @@ export class ApiCore {
    * when to try again; the wait runs in `onFailedAttempt` (p-retry awaits it), so the server's
    * Retry-After and our backoff are one decision, cancelled by the caller's signal.
    */
-  async #send<T, R>(call: Call<T, R>): Promise<WithResponse<T>> {
+  async #send<P, R, T, B extends BuiltRequest>(call: Call<P, R, T, B>): Promise<WithResponse<T>> {
     const { endpoint, context, options } = call;
     const { signal } = options;
     const { url } = call;
@@ -234,19 +244,19 @@ export class ApiCore {
   }
 
   /**
-   * One attempt through the client's cooldown: it waits while the limiter says so (failing at once
-   * with {@link RateLimitError} when that is longer than `maxRetryDelay`), then tells the limiter how
-   * it went, so a 429 with Retry-After pauses every request that shares the limiter.
+   * One attempt through the client's cooldown: it waits while the cooldown says so (failing at once
+   * with {@link RateLimitError} when that is longer than `maxRetryDelay`), then tells the cooldown
+   * how it went, so a 429 with Retry-After pauses every request that shares it.
    */
-  async #admitted<T, R>(call: Call<T, R>, url: string): Promise<Exchange> {
-    const { clock, rateLimiter, maxRetryDelay } = this.#options;
+  async #admitted<P, R, T, B extends BuiltRequest>(call: Call<P, R, T, B>, url: string): Promise<Exchange> {
+    const { clock, cooldown, maxRetryDelay } = this.#options;
     const { context, options } = call;
     const aborted = () => new APIUserAbortError(context, { cause: options.signal?.reason });
-    let grant = await untilSettled(rateLimiter.acquire(clock.now()), options.signal, aborted);
+    let grant = await untilSettled(cooldown.acquire(clock.now()), options.signal, aborted);
     while ('waitMs' in grant) {
       if (grant.waitMs > maxRetryDelay) throw cooldownError(context, grant.waitMs);
       await clock.sleep(grant.waitMs, options.signal, aborted);
-      grant = await untilSettled(rateLimiter.acquire(clock.now()), options.signal, aborted);
+      grant = await untilSettled(cooldown.acquire(clock.now()), options.signal, aborted);
     }
     let retryAfterMs: number | undefined;
     try {
@@ -264,7 +274,7 @@ export class ApiCore {
    * body read, and aborting it (deadline, the caller's signal, an oversized body) tears the
    * connection down, so a stalled body never keeps its socket.
    */
-  async #attempt<T, R>(call: Call<T, R>, url: string): Promise<Exchange> {
+  async #attempt<P, R, T, B extends BuiltRequest>(call: Call<P, R, T, B>, url: string): Promise<Exchange> {
     const { context, options } = call;
     const { signal, timeout } = options;
     if (signal?.aborted) throw new APIUserAbortError(context, { cause: signal.reason });
@@ -279,11 +289,9 @@ export class ApiCore {
             controller.abort();
           }, timeout)
         : undefined;
-    let status = 0;
-    let headers: Headers | undefined;
-    let text: string;
+    let answer: WireResponse;
     try {
-      const sending = this.#transport.send({
+      answer = await this.#transport.send({
         method: call.endpoint.method,
         url,
         headers: call.headers,
@@ -291,18 +299,14 @@ export class ApiCore {
         signal: controller.signal,
         maxBytes: this.#options.maxResponseBytes,
       });
-      const response = await untilAborted(sending, controller.signal);
-      status = response.type === 'opaqueredirect' ? 0 : response.status;
-      headers = response.headers;
-      text = await readBody(response, this.#options.maxResponseBytes, controller.signal);
     } catch (cause) {
       if (cause instanceof BodyTooLarge) {
         controller.abort();
         throw new ResponseTooLargeError(
           context,
-          cause.answer?.status ?? status,
+          cause.answer?.status ?? 0,
           this.#options.maxResponseBytes,
-          requestIdOf(cause.answer?.headers ?? headers),
+          requestIdOf(cause.answer?.headers),
         );
       }
       if (signal?.aborted) throw new APIUserAbortError(context, { cause: signal.reason });
@@ -312,7 +316,7 @@ export class ApiCore {
       clearTimeout(timer);
       signal?.removeEventListener('abort', forwardAbort);
     }
-    return classify(call, status, headers as Headers, parseBody(text));
+    return classify(call, answer.status, answer.headers, parseBody(answer.text));
   }
 
   /**
@@ -320,7 +324,12 @@ export class ApiCore {
    * connection failure restated with the attempts and time spent; every error of a call with an
    * idempotency key carrying it.
    */
-  #finalError<T, R>(thrown: unknown, call: Call<T, R>, attempts: number, elapsedMs: number): BillingError {
+  #finalError<P, R, T, B extends BuiltRequest>(
+    thrown: unknown,
+    call: Call<P, R, T, B>,
+    attempts: number,
+    elapsedMs: number,
+  ): BillingError {
     const { context, options } = call;
     let error: BillingError;
     if (options.signal?.aborted && !(thrown instanceof APIUserAbortError)) {
@@ -403,12 +412,14 @@ export class ApiCore {
  * error naming the operation, before anything is sent. The body needs no such guard: the rules
  * admit only scalars and `jsonObject`s, which JSON carries whole.
  */
-function buildRequest<T, R>(
-  endpoint: Endpoint<T, R>,
+function buildRequest<P, R, T, B extends BuiltRequest>(
+  endpoint: Endpoint<P, R, T, B>,
   params: Record<string, unknown>,
-): { built: BuiltRequest; search: string; body: string | undefined } {
+): { built: B; search: string; body: string | undefined } {
   try {
-    const built = endpoint.build(params);
+    // The one place parameters become `P`: `check` let through only the fields of its rules,
+    // each passing them.
+    const built = endpoint.build(params as P);
     // Encoded once, here: a value it refuses fails the call before anything is sent.
     const search = queryString(built.query);
     return { built, search, body: built.body === undefined ? undefined : JSON.stringify(built.body) };
@@ -422,7 +433,12 @@ function buildRequest<T, R>(
  * A 2xx, or a non-2xx the endpoint calls a result, is the exchange; anything else (3xx included:
  * redirects are never followed) becomes the error of its status.
  */
-function classify<T, R>(call: Call<T, R>, status: number, headers: Headers, body: unknown): Exchange {
+function classify<P, R, T, B extends BuiltRequest>(
+  call: Call<P, R, T, B>,
+  status: number,
+  headers: Headers,
+  body: unknown,
+): Exchange {
   if ((status >= 200 && status < 300) || call.endpoint.isResult?.(status, body))
     return { status, headers, body };
   throw errorForStatus(status, headers, body, call.context);
@@ -436,14 +452,7 @@ function untilSettled<T>(
 ): Promise<T> {
   if (!signal || typeof (value as { then?: unknown } | null)?.then !== 'function')
     return Promise.resolve(value);
-  if (signal.aborted) return Promise.reject(onAbort());
-  return new Promise((resolve, reject) => {
-    const abort = () => reject(onAbort());
-    signal.addEventListener('abort', abort, { once: true });
-    Promise.resolve(value)
-      .then(resolve, reject)
-      .finally(() => signal.removeEventListener('abort', abort));
-  });
+  return untilSignal(Promise.resolve(value), signal, onAbort);
 }
 
 /**

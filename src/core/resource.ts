@@ -1,14 +1,16 @@
 import { APIPromise } from './api-promise.js';
 import type { RequestOptions } from './options.js';
 import type { PageEnvelope, PagePromise } from './pagination.js';
-import type { ApiCore, Endpoint } from './request.js';
+import type { ApiCore, BuiltRequest, Endpoint } from './request.js';
 
 /**
- * Declares an endpoint: `R` is the response body's type (from the schema), `T` the method's result
- * (from `transform`, else `R`). Resources declare one per method at module
- * level: checks, path, schema and retry safety live there, and the method only names it.
+ * Declares an endpoint (see {@link Endpoint} for `P`, `R`, `T`, `B`). Resources declare one per
+ * method at module level: checks, path, schema and retry safety live there, and the method only
+ * names it. The rules are checked against `P`: one per parameter, no more.
  */
-export function endpoint<R, T = R>(spec: Endpoint<T, R>): Endpoint<T, R> {
+export function endpoint<P, R, T = R, B extends BuiltRequest = BuiltRequest>(
+  spec: Endpoint<P, R, T, B>,
+): Endpoint<P, R, T, B> {
   return spec;
 }
 
@@ -25,18 +27,18 @@ export abstract class APIResource {
   }
 
   /** Sends one call; the promise also offers `.withResponse()`. */
-  protected _call<T, R>(
-    endpoint: Endpoint<T, R>,
-    params: unknown,
+  protected _call<P, R, T, B extends BuiltRequest>(
+    endpoint: Endpoint<P, R, T, B>,
+    params: P,
     options: RequestOptions | undefined,
   ): APIPromise<T> {
     return new APIPromise(this.#core.call(endpoint, params, options));
   }
 
   /** A paginated list: nothing is sent until it is awaited or iterated. */
-  protected _list<T>(
-    endpoint: Endpoint<PageEnvelope<T>>,
-    params: unknown,
+  protected _list<P, T>(
+    endpoint: Endpoint<P, PageEnvelope<T>>,
+    params: P,
     options: RequestOptions | undefined,
   ): PagePromise<T> {
     return this.#core.list(endpoint, params, options);

@@ -5,8 +5,6 @@
 export interface Schema<T> {
   /** Returns the data (unknown fields kept) or the issues. */
   safeParse(input: unknown): SafeParseResult<T>;
-  /** Returns the data, or throws the validator's error. */
-  parse(input: unknown): T;
 }
 
 /** Result of {@link Schema.safeParse}. */

@@ -1,11 +1,11 @@
 import type { InvalidRequestIssue } from './errors.js';
 import { isWellFormed } from './well-formed.js';
 
-/** A query value as methods send it; `undefined` and `null` are left out of the URL. */
-export type QueryValue = string | number | boolean | Date | null | undefined;
-
-/** Query parameters: an object of {@link QueryValue}s. */
-export type QueryParams = Record<string, unknown>;
+/**
+ * Query parameters: strings, numbers, booleans and Dates; `undefined` and `null` are left out of
+ * the URL.
+ */
+export type QueryParams = object;
 
 /**
  * A value that cannot go into a URL as given. Thrown by {@link path} and {@link queryString} while a

@@ -1,6 +1,6 @@
 import { HostedLinkError } from '../core/errors.js';
 import { isWellFormed } from '../core/well-formed.js';
-import { loadJoseVerify } from './load-jose-verify.js';
+import { loadJoseVerify } from '../platform/server.js';
 
 /** The claims of a hosted-link token. */
 export interface HostedLinkClaims {

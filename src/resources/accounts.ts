@@ -43,7 +43,7 @@ const tierNeedsSubscription: CrossRule = (p) =>
     : [];
 
 /** `accounts.status`; also the checks of the access cache's account lookups. */
-export const accountStatus = endpoint<AccountStatus>({
+export const accountStatus = endpoint<AccountStatusParams, AccountStatus>({
   operation: 'accounts.status',
   method: 'GET',
   rules: { account_ref_id: [required, segment], subscription: [text], tier: [text] },
@@ -52,7 +52,7 @@ export const accountStatus = endpoint<AccountStatus>({
   schema: AccountStatusSchema,
 });
 
-const isActive = endpoint<AccountStatus, boolean>({
+const isActive = endpoint<AccountStatusParams, AccountStatus, boolean>({
   ...accountStatus,
   operation: 'accounts.isActive',
   transform: (status) => subscriptionsOf(status).some((s) => s.is_active),
@@ -61,7 +61,11 @@ const isActive = endpoint<AccountStatus, boolean>({
   recover: (error) => (isNotFoundAnswer(error) ? false : undefined),
 });
 
-const fixSubscription = endpoint<{ url?: string | undefined } | null, FixSubscriptionResult>({
+const fixSubscription = endpoint<
+  FixSubscriptionParams,
+  { url?: string | undefined } | null,
+  FixSubscriptionResult
+>({
   operation: 'accounts.fixSubscription',
   method: 'GET',
   rules: {

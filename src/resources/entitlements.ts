@@ -15,7 +15,7 @@ export interface EntitlementCheckParams {
 }
 
 /** `entitlements.check`; also the checks of the access cache's entitlement lookups. */
-export const checkEntitlement = endpoint<EntitlementCheck>({
+export const checkEntitlement = endpoint<EntitlementCheckParams, EntitlementCheck>({
   operation: 'entitlements.check',
   method: 'GET',
   rules: {

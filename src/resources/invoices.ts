@@ -1,7 +1,7 @@
 import type { APIPromise } from '../core/api-promise.js';
 import { boolean, type CrossRule, oneOf, pageRules, positiveNumber, required, text } from '../core/checks.js';
 import type { RequestOptions } from '../core/options.js';
-import type { PagePromise } from '../core/pagination.js';
+import type { PageEnvelope, PagePromise } from '../core/pagination.js';
 import { APIResource, endpoint } from '../core/resource.js';
 import { envelope } from '../schemas/common.js';
 import { type CreatedInvoice, CreatedInvoiceSchema } from '../schemas/created-invoice.js';
@@ -55,7 +55,7 @@ const needsAccountOrEmail: CrossRule = (p) =>
     ? [{ field: 'account_ref_id', message: 'or email is required' }]
     : [];
 
-const createInvoice = endpoint<CreatedInvoice>({
+const createInvoice = endpoint<InvoiceCreateParams, CreatedInvoice>({
   operation: 'invoices.create',
   method: 'POST',
   rules: {
@@ -73,7 +73,7 @@ const createInvoice = endpoint<CreatedInvoice>({
   schema: CreatedInvoiceSchema,
 });
 
-const listInvoices = endpoint({
+const listInvoices = endpoint<InvoiceListParams, PageEnvelope<Invoice>>({
   operation: 'invoices.list',
   method: 'GET',
   rules: { account_ref_id: [text], email: [text], status: [oneOf(INVOICE_STATUSES)], ...pageRules },

@@ -50,7 +50,7 @@ const combination: CrossRule = (p) => {
   return [];
 };
 
-const publicUrl = endpoint<ResolveResponse, ResolvedUrl>({
+const publicUrl = endpoint<ResolveParams, ResolveResponse, ResolvedUrl>({
   operation: 'resolve.publicUrl',
   method: 'GET',
   rules: {

@@ -1,6 +1,6 @@
 import { pageRules, segment } from '../core/checks.js';
 import type { RequestOptions } from '../core/options.js';
-import type { PagePromise } from '../core/pagination.js';
+import type { PageEnvelope, PagePromise } from '../core/pagination.js';
 import { APIResource, endpoint } from '../core/resource.js';
 import { path } from '../core/url.js';
 import { envelope } from '../schemas/common.js';
@@ -16,7 +16,7 @@ export interface TierListParams {
   page_size?: number | undefined;
 }
 
-const listTiers = endpoint({
+const listTiers = endpoint<TierListParams, PageEnvelope<SubscriptionTier>>({
   operation: 'tiers.list',
   method: 'GET',
   rules: { subscription_name: [segment], ...pageRules },

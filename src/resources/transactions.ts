@@ -1,6 +1,6 @@
 import { oneOf, pageRules, required, segment } from '../core/checks.js';
 import type { RequestOptions } from '../core/options.js';
-import type { PagePromise } from '../core/pagination.js';
+import type { PageEnvelope, PagePromise } from '../core/pagination.js';
 import { APIResource, endpoint } from '../core/resource.js';
 import { path } from '../core/url.js';
 import { envelope } from '../schemas/common.js';
@@ -18,7 +18,7 @@ export interface TransactionListParams {
   page_size?: number | undefined;
 }
 
-const listTransactions = endpoint({
+const listTransactions = endpoint<TransactionListParams, PageEnvelope<Transaction>>({
   operation: 'transactions.list',
   method: 'GET',
   rules: { account_ref_id: [required, segment], status: [oneOf(TRANSACTION_STATUSES)], ...pageRules },

@@ -1,8 +1,19 @@
 import type { APIPromise } from '../core/api-promise.js';
 import { runMany } from '../core/bulk.js';
-import { check, func, integer, isoDate, jsonObject, type Rules, required, text } from '../core/checks.js';
-import { type BillingError, InvalidRequestError } from '../core/errors.js';
+import {
+  check,
+  func,
+  integer,
+  isoDate,
+  isPlainObject,
+  jsonObject,
+  type ParamRules,
+  required,
+  text,
+} from '../core/checks.js';
+import { BillingError, InvalidRequestError } from '../core/errors.js';
 import { type RequestOptions, requestRules } from '../core/options.js';
+import type { BuiltRequest } from '../core/request.js';
 import { APIResource, endpoint } from '../core/resource.js';
 import type { Schema } from '../core/schema.js';
 import { randomUUID } from '../core/uuid.js';
@@ -76,7 +87,7 @@ export interface UsageSummaryParams extends MeterParams {
   end?: Date | string | undefined;
 }
 
-const meterRules = {
+const meterRules: ParamRules<MeterParams> = {
   account_ref_id: [required, text],
   product_code: [required, text],
   meter_code: [required, text],
@@ -88,7 +99,7 @@ const meterRules = {
  *
  * @internal
  */
-export const usageWriteRules: Rules = {
+export const usageWriteRules: ParamRules<UsageWriteParams> = {
   ...meterRules,
   quantity: [required, integer(1)],
   event_key: [text],
@@ -99,36 +110,39 @@ export const usageWriteRules: Rules = {
 const refusal =
   (flag: 'approved' | 'accepted') =>
   (status: number, body: unknown): boolean =>
-    status >= 400 &&
-    status < 500 &&
-    typeof (body as Record<string, unknown> | undefined)?.[flag] === 'boolean';
+    status >= 400 && status < 500 && isPlainObject(body) && typeof body[flag] === 'boolean';
 
 /**
  * Debit and record differ only in name, path, schema and refusal flag. The key is fixed once per
  * call, before the first attempt, so every retry sends the same one; it is returned on the result.
  */
+/** A usage write's request: its key is always set (the caller's, or one made for the call). */
+interface KeyedRequest extends BuiltRequest {
+  eventKey: string;
+}
+
 function usageWrite<R extends object>(
   operation: string,
   path: string,
   schema: Schema<R>,
   flag: 'approved' | 'accepted',
 ) {
-  return endpoint<R, R & { event_key: string }>({
+  return endpoint<UsageWriteParams, R, R & { event_key: string }, KeyedRequest>({
     operation,
     method: 'POST',
     rules: usageWriteRules,
     build: (params) => {
-      const event_key = (params.event_key as string | undefined) ?? randomUUID();
+      const event_key = params.event_key ?? randomUUID();
       return { path, body: { ...params, event_key }, eventKey: event_key };
     },
     schema,
     idempotent: true,
     isResult: refusal(flag),
-    transform: (result, request) => ({ ...result, event_key: request.eventKey as string }),
+    transform: (result, request) => ({ ...result, event_key: request.eventKey }),
   });
 }
 
-const balance = endpoint<CreditBalance>({
+const balance = endpoint<MeterParams, CreditBalance>({
   operation: 'usage.balance',
   method: 'GET',
   rules: meterRules,
@@ -137,7 +151,7 @@ const balance = endpoint<CreditBalance>({
 });
 const debit = usageWrite('usage.debit', 'usage/credits/debit/', DebitResponseSchema, 'approved');
 const record = usageWrite('usage.record', 'usage/events/', UsageEventResponseSchema, 'accepted');
-const summary = endpoint<UsageSummary>({
+const summary = endpoint<UsageSummaryParams, UsageSummary>({
   operation: 'usage.summary',
   method: 'GET',
   rules: { ...meterRules, start: [isoDate], end: [isoDate] },
@@ -225,21 +239,27 @@ export class Usage extends APIResource {
     ) as RecordManyOptions;
     // Keys first: the caller learns every key from the results, sent or not.
     const keyed = events.map((event) => {
-      const given = (event as { event_key?: unknown } | null)?.event_key;
+      // Whatever the caller passed: a bad event is refused by record's checks, with its key.
+      const given: unknown = isPlainObject(event) ? event.event_key : undefined;
       return { ...event, event_key: typeof given === 'string' && given ? given : randomUUID() };
     });
     const settled = await runMany(
       keyed,
-      (event) => this.record(event, requestOptions),
+      async (event): Promise<RecordManyResult> => {
+        try {
+          return { ok: true, event_key: event.event_key, result: await this.record(event, requestOptions) };
+        } catch (error) {
+          // The request path rejects with BillingErrors only; the guard keeps the type honest.
+          const failure =
+            error instanceof BillingError ? error : new BillingError(String(error), { cause: error });
+          return { ok: false, event_key: event.event_key, error: failure };
+        }
+      },
       concurrency,
       onProgress && ((done) => onProgress({ done, total: keyed.length })),
     );
-    return settled.map((outcome, i) => {
-      const event_key = (keyed[i] as { event_key: string }).event_key;
-      return outcome.ok
-        ? { ok: true, event_key, result: outcome.value }
-        : { ok: false, event_key, error: outcome.error as BillingError };
-    });
+    // Each run above settles with its result: runMany's own failure branch never happens.
+    return settled.flatMap((outcome) => (outcome.ok ? [outcome.value] : []));
   }
 
   /** Total usage of a meter, optionally between `start` and `end` (both inclusive). */

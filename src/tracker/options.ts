@@ -1,5 +1,5 @@
 import { check, func, integer, isPlainObject, oneOf, type Rule, required } from '../core/checks.js';
-import { CLOCK, type Clock, realClock } from '../core/clock.js';
+import { type Clock, clockOf } from '../core/clock.js';
 import type { BillingError, InvalidRequestIssue } from '../core/errors.js';
 import type { UsageEventRefused } from '../schemas/usage.js';
 import { memorySpool } from './memory-spool.js';
@@ -117,12 +117,12 @@ const trackerRules: Record<keyof UsageTrackerOptions, Rule[]> = {
 
 /**
  * Checks the options and fills in defaults: a bad one throws {@link InvalidRequestError} naming it
- * (`options.concurrency`) before the tracker exists. The clock is a test seam under the client's
- * {@link CLOCK} symbol, not a public option.
+ * (`options.concurrency`) before the tracker exists. The clock is a test seam ({@link clockOf}),
+ * not a public option.
  */
 export function resolveTrackerOptions(options: unknown): ResolvedTrackerOptions {
   const o = check('createUsageTracker', options, trackerRules, undefined, 'options.') as UsageTrackerOptions;
-  const clock = (options as { [CLOCK]?: Clock } | undefined)?.[CLOCK] ?? realClock;
+  const clock = clockOf(options);
   return {
     spool: o.spool ?? memorySpool(),
     concurrency: o.concurrency ?? 8,

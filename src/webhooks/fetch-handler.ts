@@ -1,3 +1,4 @@
+import { BodyTooLarge, readLimited } from '../core/transport/read-body.js';
 import {
   deliveryAnswerer,
   INTERNAL_ERROR_REPLY,
@@ -31,7 +32,7 @@ export function createWebhookHandler(
   // A framework may not catch a rejection from its handler (or turn it into an HTML page): always a Response.
   return async (request) => {
     try {
-      return reply(await answer(request.method, (limit) => readLimited(request, limit)));
+      return reply(await answer(request.method, (limit) => readUpTo(request, limit)));
     } catch {
       // Not a Request at all (a framework handed over something else): still an answer.
       return reply(INTERNAL_ERROR_REPLY);
@@ -47,29 +48,12 @@ function reply({ status, headers, body }: WebhookReply): Response {
 }
 
 /** The body as text, or `undefined` once it exceeds `limit` bytes (reading stops there). */
-async function readLimited(request: Request, limit: number): Promise<string | undefined> {
-  const declared = Number(request.headers.get('content-length'));
-  if (declared > limit) return undefined;
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      // Only to stop the upload; a stream that fails while cancelling is still too large (413).
-      await reader.cancel().catch(() => {});
-      return undefined;
-    }
-    chunks.push(value);
+async function readUpTo(request: Request, limit: number): Promise<string | undefined> {
+  if (Number(request.headers.get('content-length')) > limit) return undefined;
+  try {
+    return await readLimited(request.body, limit);
+  } catch (error) {
+    if (error instanceof BodyTooLarge) return undefined;
+    throw error;
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
 }

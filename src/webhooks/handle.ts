@@ -1,5 +1,6 @@
 import type { AccessCache } from '../access/cache.js';
-import { InvalidRequestError, WebhookError } from '../core/errors.js';
+import { check, func, nonNegative, type Rule, required } from '../core/checks.js';
+import { WebhookError } from '../core/errors.js';
 import type { WebhookEvent } from '../schemas/webhook.js';
 import { DEFAULT_CLAIM_TTL_MS, runClaimed } from './claim-run.js';
 import type { DedupeStore } from './dedupe.js';
@@ -42,6 +43,32 @@ export interface WebhookHandlerOptions {
   onError?: ((error: unknown, event: WebhookEvent) => void) | undefined;
 }
 
+/** Has every listed method: a duck-typed check of an object option. */
+const methods =
+  (what: string, names: readonly string[]): Rule =>
+  (v) =>
+    names.every((m) => typeof (v as Record<string, unknown>)[m] === 'function')
+      ? undefined
+      : `must be ${what} (with ${names.join(', ')} methods)`;
+
+/** Every option of the handlers, checked when a handler is made. */
+const handlerRules: Record<keyof WebhookHandlerOptions, Rule[]> = {
+  onEvent: [required, func],
+  dedupe: [methods('a dedupe store', ['claim', 'renew', 'complete', 'release'])],
+  claimTtlMs: [
+    (v) =>
+      typeof v === 'number' && Number.isFinite(v) && v >= 1 ? undefined : 'must be a finite number >= 1 (ms)',
+  ],
+  access: [
+    (v) =>
+      typeof (v as { invalidate?: unknown }).invalidate === 'function'
+        ? undefined
+        : 'must be an access cache (with an invalidate method)',
+  ],
+  maxBodyBytes: [nonNegative],
+  onError: [func],
+};
+
 /** A status, headers and JSON body, before any framework turns it into a response. */
 export interface WebhookReply {
   status: number;
@@ -75,12 +102,11 @@ export const INTERNAL_ERROR_REPLY: WebhookReply = { status: 500, body: { error: 
  */
 export function webhookProcessor(
   options: WebhookHandlerOptions,
+  operation = 'createWebhookHandler',
 ): (body: string | object) => Promise<WebhookReply> {
+  check(operation, options, handlerRules, undefined, 'options.');
   const dedupe = options.dedupe ?? memoryDedupeStore();
   const ttlMs = options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS;
-  if (!(ttlMs >= 1 && Number.isFinite(ttlMs))) {
-    throw new RangeError(`claimTtlMs must be a finite number of at least 1 ms, got ${String(ttlMs)}`);
-  }
   // By then the holder has finished, or its claim has lapsed and the retry can take it over.
   const busy: WebhookReply = {
     status: 409,
@@ -88,11 +114,6 @@ export function webhookProcessor(
     body: { error: 'delivery is being processed by another receiver; retry later', retryable: true },
   };
   const access = options.access;
-  if (access !== undefined && typeof access?.invalidate !== 'function') {
-    throw new InvalidRequestError('createWebhookHandler', [
-      { field: 'options.access', message: 'must be an access cache (with an invalidate method)' },
-    ]);
-  }
   const inFlight = new Map<string, Promise<WebhookReply>>();
   const run = async (event: WebhookEvent): Promise<WebhookReply> => {
     if (access) {
@@ -167,16 +188,19 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 
 /**
  * A delivery as both adapters answer it: POST only (405), the body read up to `maxBodyBytes` (400
- * when reading fails, 413 over the limit), then processed. The returned function never rejects:
- * whatever escapes becomes a 500, so no adapter can leave a request unanswered.
+ * when reading fails, 413 over the limit), then processed. The options are checked here, once,
+ * when the handler is made: a bad one throws {@link InvalidRequestError} naming it (under
+ * `operation`, the adapter's name). The returned function never rejects: whatever escapes becomes a
+ * 500, so no adapter can leave a request unanswered.
  */
 export function deliveryAnswerer(
   options: WebhookHandlerOptions,
+  operation = 'createWebhookHandler',
 ): (
   method: string | undefined,
   read: (limit: number) => Promise<string | object | undefined>,
 ) => Promise<WebhookReply> {
-  const process = webhookProcessor(options);
+  const process = webhookProcessor(options, operation);
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BYTES;
   const answer = async (
     method: string | undefined,

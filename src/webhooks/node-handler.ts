@@ -45,7 +45,7 @@ export interface NodeWebhookResponse {
 export function createNodeWebhookHandler(
   options: WebhookHandlerOptions,
 ): (req: NodeWebhookRequest, res: NodeWebhookResponse) => void {
-  const answer = deliveryAnswerer(options);
+  const answer = deliveryAnswerer(options, 'createNodeWebhookHandler');
   return (req, res) => {
     const send = sendOnce(res);
     // Nothing may escape as a rejection: a Node server has no one to hand it to, and the default

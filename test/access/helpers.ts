@@ -1,4 +1,4 @@
-import { CLOCK, type Clock } from '../../src/core/clock.js';
+import { type Clock, withTestClock } from '../../src/core/clock.js';
 import {
   type AccessCache,
   type AccessCacheOptions,
@@ -23,13 +23,13 @@ export function manualClock(start = Date.UTC(2026, 0, 1)): Clock & { advance(ms:
   };
 }
 
-/** `createAccessCache` on a clock of the test's (the seam is a symbol key, as on the client). */
+/** `createAccessCache` on a clock of the test's (through the internal seam, as on the client). */
 export function cacheWithClock(
   billing: BillingClient,
   options: AccessCacheOptions,
   clock: Clock,
 ): AccessCache {
-  return createAccessCache(billing, { ...options, [CLOCK]: clock } as AccessCacheOptions);
+  return createAccessCache(billing, withTestClock(options, clock));
 }
 
 /** Lets promise callbacks and one macrotask run: a background refresh gets to send its request. */

@@ -1,47 +1,47 @@
 import { describe, expect, it } from 'vitest';
-import { memoryRateLimiter, type RateLimitGrant } from '../../src/core/cooldown.js';
+import { type CooldownGrant, memoryCooldown } from '../../src/core/cooldown.js';
 import { RateLimitError } from '../../src/index.js';
 import { caught, clientFor, instantClock, until, useMockServer } from '../helpers.js';
 
-type Release = Extract<RateLimitGrant, { release: unknown }>;
-const released = (grant: RateLimitGrant | Promise<RateLimitGrant>): Release => {
+type Release = Extract<CooldownGrant, { release: unknown }>;
+const released = (grant: CooldownGrant | Promise<CooldownGrant>): Release => {
   if (grant instanceof Promise || 'waitMs' in grant)
     throw new Error(`expected a grant, got ${JSON.stringify(grant)}`);
   return grant;
 };
 
-describe('memoryRateLimiter (times given explicitly)', () => {
+describe('memoryCooldown (times given explicitly)', () => {
   it('lets everything through until a 429 with Retry-After', () => {
-    const limiter = memoryRateLimiter();
-    for (let i = 0; i < 5; i++) released(limiter.acquire(0)).release(1, undefined);
-    expect('release' in (limiter.acquire(2) as RateLimitGrant)).toBe(true);
+    const cooldown = memoryCooldown();
+    for (let i = 0; i < 5; i++) released(cooldown.acquire(0)).release(1, undefined);
+    expect('release' in (cooldown.acquire(2) as CooldownGrant)).toBe(true);
   });
 
   it('after a 429: everyone waits the window, then one probe goes while the rest wait for its answer', async () => {
-    const limiter = memoryRateLimiter();
-    const burst = [released(limiter.acquire(0)), released(limiter.acquire(0))];
+    const cooldown = memoryCooldown();
+    const burst = [released(cooldown.acquire(0)), released(cooldown.acquire(0))];
     burst[0]?.release(10, 1000); // until 1010
     burst[1]?.release(20, 1000); // a later 429 extends it: until 1020
-    expect(limiter.acquire(500)).toEqual({ waitMs: 520 });
-    const probe = released(limiter.acquire(1020));
-    const waiting = limiter.acquire(1021);
+    expect(cooldown.acquire(500)).toEqual({ waitMs: 520 });
+    const probe = released(cooldown.acquire(1020));
+    const waiting = cooldown.acquire(1021);
     expect(waiting).toBeInstanceOf(Promise);
     // The probe is refused again: the waiters learn it and wait out the new window.
     probe.release(1030, 1000);
     expect(await waiting).toEqual({ waitMs: 0 });
-    expect(limiter.acquire(1031)).toEqual({ waitMs: 999 });
+    expect(cooldown.acquire(1031)).toEqual({ waitMs: 999 });
     // The next probe succeeds: the cooldown is over for everyone.
-    const second = released(limiter.acquire(2030));
-    const queued = limiter.acquire(2031);
+    const second = released(cooldown.acquire(2030));
+    const queued = cooldown.acquire(2031);
     second.release(2040, undefined);
     expect(await queued).toEqual({ waitMs: 0 });
-    expect('release' in (limiter.acquire(2041) as RateLimitGrant)).toBe(true);
+    expect('release' in (cooldown.acquire(2041) as CooldownGrant)).toBe(true);
   });
 
   it('a 429 without Retry-After starts no cooldown (backoff handles it)', () => {
-    const limiter = memoryRateLimiter();
-    released(limiter.acquire(0)).release(1, undefined);
-    expect('release' in (limiter.acquire(2) as RateLimitGrant)).toBe(true);
+    const cooldown = memoryCooldown();
+    released(cooldown.acquire(0)).release(1, undefined);
+    expect('release' in (cooldown.acquire(2) as CooldownGrant)).toBe(true);
   });
 });
 
@@ -69,11 +69,11 @@ describe('one cooldown per client, over HTTP', () => {
     expect(mock.server.requests.count()).toBe(12);
   });
 
-  it('clients given the same rateLimiter share the cooldown; clients without it do not', async () => {
+  it('clients given the same cooldown share it; clients without it do not', async () => {
     const clock = instantClock();
-    const rateLimiter = memoryRateLimiter();
-    const a = clientFor(mock.server, { rateLimiter }, clock);
-    const b = clientFor(mock.server, { rateLimiter }, clock);
+    const cooldown = memoryCooldown();
+    const a = clientFor(mock.server, { cooldown }, clock);
+    const b = clientFor(mock.server, { cooldown }, clock);
     const stranger = clientFor(mock.server, {}, clock);
     const { first } = await startCooldown(a, 300);
     const shared = Array.from({ length: 5 }, () => b.usage.balance(balance));

@@ -44,7 +44,9 @@ describe('fault soak: 1000 writes under lost responses, 429, 503, resets and sta
       server.faults.add({ ...common, probability: 0.03, stall: 'body' }); // committed, body never ends
     }
     const clock = instantClock();
-    const billing = clientFor(server, { maxRetries: 10, timeout: 250 }, clock);
+    // 1 s per attempt: a stalled body costs that much real time, and a loaded CI machine can take a
+    // few hundred ms to answer a healthy request (250 ms timed out 11 attempts in a row there).
+    const billing = clientFor(server, { maxRetries: 10, timeout: 1_000 }, clock);
 
     const debits = await pool(WRITES, 16, () => billing.usage.debit({ ...credits, quantity: 1 }));
     const events = await pool(WRITES, 16, () => billing.usage.record({ ...calls, quantity: 1 }));

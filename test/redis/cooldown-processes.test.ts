@@ -22,7 +22,7 @@ let child: { file: string; remove(): void };
 let mock: MockServer;
 
 beforeAll(async () => {
-  child = await buildChild('./limiter-process.ts');
+  child = await buildChild('./cooldown-process.ts');
   mock = await startMockServer();
 });
 afterAll(async () => {
@@ -62,7 +62,7 @@ async function storm(mode: 'redis' | 'memory'): Promise<number> {
 }
 
 describe(`${PROCESSES} processes in a 429 storm of ${STORM_MS} ms (Retry-After: 1)`, () => {
-  it('with redisRateLimiter the fleet sends one probe per window; with a cooldown per process, one per process per window', async () => {
+  it('with redisCooldown the fleet sends one probe per window; with a cooldown per process, one per process per window', async () => {
     const burst = PROCESSES * LOOPS;
     const shared = await storm('redis');
     const perProcess = await storm('memory');

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLOCK, realClock } from '../../src/core/clock.js';
+import { hasTestClock, realClock } from '../../src/core/clock.js';
 import {
   createUsageTracker,
   memorySpool,
@@ -22,7 +22,7 @@ afterEach(async () => {
 function tracker(options: UsageTrackerOptions, billing = clientFor(mock.server, { maxRetries: 0 })) {
   const made = createUsageTracker(
     billing,
-    CLOCK in options ? options : withTrackerClock(options, instantClock()),
+    hasTestClock(options) ? options : withTrackerClock(options, instantClock()),
   );
   open.push(made);
   return made;

@@ -1,5 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { CLOCK, type Clock } from '../../src/core/clock.js';
+import { type Clock, withTestClock } from '../../src/core/clock.js';
 import type { UsageTrackerOptions } from '../../src/index.js';
 import { memorySpool } from '../../src/tracker/memory-spool.js';
 import type { Spool } from '../../src/tracker/spool.js';
@@ -9,9 +9,9 @@ export const METER = { account_ref_id: 'acct_active', product_code: 'api-gateway
 /** The demo seed's prepaid meter: a usage event there is refused (`invalid_usage_model`), a dead letter. */
 export const PREPAID = { account_ref_id: 'acct_active', product_code: 'ai-assistant', meter_code: 'credits' };
 
-/** Tracker options with the clock replaced (the seam is the client's symbol key, not a public option). */
+/** Tracker options with the clock replaced (through the client's internal seam, not a public option). */
 export function withTrackerClock(options: UsageTrackerOptions, clock: Clock): UsageTrackerOptions {
-  return { ...options, [CLOCK]: clock } as UsageTrackerOptions;
+  return withTestClock(options, clock);
 }
 
 /**

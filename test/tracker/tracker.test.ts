@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLOCK } from '../../src/core/clock.js';
+import { hasTestClock } from '../../src/core/clock.js';
 import { SpoolError } from '../../src/core/errors.js';
 import {
   createUsageTracker,
@@ -44,7 +44,7 @@ afterEach(async () => {
  * whose backoff waits end at once unless the test gives a clock: no test sits through a real backoff.
  */
 function tracker(options: UsageTrackerOptions = {}, billing = clientFor(mock.server, { maxRetries: 0 })) {
-  const timed = CLOCK in options ? options : withTrackerClock(options, instantClock());
+  const timed = hasTestClock(options) ? options : withTrackerClock(options, instantClock());
   const made = createUsageTracker(billing, timed);
   open.push(made);
   return made;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createWebhookHandler,
   type DedupeStore,
+  InvalidRequestError,
   memoryDedupeStore,
   type WebhookHandlerOptions,
 } from '../../src/index.js';
@@ -186,9 +187,14 @@ describe('claim renewal while onEvent runs', () => {
 });
 
 describe('claimTtlMs', () => {
-  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])('%s is refused when the handler is made', (ttl) => {
-    expect(() => createWebhookHandler({ onEvent: () => {}, claimTtlMs: ttl })).toThrow(RangeError);
-  });
+  it.each([0, -1, 0.5, Number.NaN, Number.POSITIVE_INFINITY])(
+    '%s is refused when the handler is made',
+    (ttl) => {
+      const make = () => createWebhookHandler({ onEvent: () => {}, claimTtlMs: ttl });
+      expect(make).toThrow(InvalidRequestError);
+      expect(make).toThrow('createWebhookHandler: options.claimTtlMs must be a finite number >= 1 (ms)');
+    },
+  );
 
   it('sets the Retry-After of a 409, in whole seconds', async () => {
     const { dedupe } = clockedStore();

@@ -2,8 +2,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BillingError,
+  createNodeWebhookHandler,
   createWebhookHandler,
   type DedupeStore,
+  InvalidRequestError,
   parseWebhook,
   WebhookError,
   type WebhookHandlerOptions,
@@ -213,6 +215,108 @@ describe('createWebhookHandler, any request', () => {
         expect(response.headers.get('content-type')).toBe('application/json');
         expect(typeof (await response.json())).toBe('object');
       }),
+      runs,
+    );
+  });
+});
+
+describe("the handlers' options, anything", () => {
+  const makers = [
+    ['createWebhookHandler', createWebhookHandler],
+    ['createNodeWebhookHandler', createNodeWebhookHandler],
+  ] as const;
+  const absent = (v: unknown) => v === undefined || v === null;
+  const hasMethods = (v: unknown, names: string[]) =>
+    typeof v === 'object' &&
+    v !== null &&
+    names.every((m) => typeof (v as Record<string, unknown>)[m] === 'function');
+  /** What each option accepts, written from the documentation (not from the handlers' rules). */
+  const accepts: Record<keyof WebhookHandlerOptions, (v: unknown) => boolean> = {
+    onEvent: (v) => typeof v === 'function',
+    onError: (v) => absent(v) || typeof v === 'function',
+    dedupe: (v) => absent(v) || hasMethods(v, ['claim', 'renew', 'complete', 'release']),
+    claimTtlMs: (v) => absent(v) || (typeof v === 'number' && Number.isFinite(v) && v >= 1),
+    maxBodyBytes: (v) => absent(v) || (typeof v === 'number' && v >= 0),
+    access: (v) => absent(v) || hasMethods(v, ['invalidate']),
+  };
+  const good: Record<keyof WebhookHandlerOptions, fc.Arbitrary<unknown>> = {
+    onEvent: fc.constant(() => {}),
+    onError: fc.constantFrom(undefined, null, () => {}),
+    dedupe: fc.constantFrom(undefined, {
+      claim: () => 'claimed',
+      renew: () => true,
+      complete: () => true,
+      release: () => {},
+    }),
+    claimTtlMs: fc.oneof(fc.constant(undefined), fc.double({ min: 1, max: 1e9, noNaN: true })),
+    maxBodyBytes: fc.oneof(fc.constant(undefined), fc.nat(), fc.constant(Number.POSITIVE_INFINITY)),
+    access: fc.constantFrom(undefined, { invalidate: () => {} }),
+  };
+  const names = Object.keys(accepts) as (keyof WebhookHandlerOptions)[];
+  /** Each option right, or anything at all in its place; sometimes with a key no handler knows. */
+  const optionsLike = fc
+    .record({
+      ...Object.fromEntries(
+        names.map((name) => [
+          name,
+          fc.oneof({ arbitrary: good[name], weight: 3 }, { arbitrary: anything, weight: 1 }),
+        ]),
+      ),
+      unknown: fc.option(fc.tuple(fc.constantFrom('claimTTL', 'maxBytes', 'onevent'), anything), {
+        freq: 5,
+        nil: undefined,
+      }),
+    })
+    .map(({ unknown, ...options }) => (unknown ? { ...options, [unknown[0]]: unknown[1] } : options));
+
+  it('a handler is made when every option is right, else InvalidRequestError naming the options, never another error', () => {
+    fc.assert(
+      fc.property(optionsLike, fc.constantFrom(...makers), (options, [operation, make]) => {
+        const wrong = names.filter((name) => !accepts[name]((options as Record<string, unknown>)[name]));
+        const unknown = Object.keys(options).filter((key) => !names.includes(key as never));
+        let error: unknown;
+        try {
+          make(options as WebhookHandlerOptions);
+        } catch (caught) {
+          error = caught;
+        }
+        if (!wrong.length && !unknown.length) {
+          expect(error).toBeUndefined();
+          return;
+        }
+        expect(error, String(error)).toBeInstanceOf(InvalidRequestError);
+        const { operation: named, issues } = error as InvalidRequestError;
+        expect(named).toBe(operation);
+        expect(issues.map((i) => i.field).sort()).toEqual(
+          [...wrong, ...unknown].map((name) => `options.${name}`).sort(),
+        );
+      }),
+      runs,
+    );
+  });
+
+  it('options that are not a plain object throw InvalidRequestError, never another error', () => {
+    fc.assert(
+      fc.property(
+        anything.filter(
+          (v) =>
+            v === null ||
+            typeof v !== 'object' ||
+            ![Object.prototype, null].includes(Object.getPrototypeOf(v)),
+        ),
+        fc.constantFrom(...makers),
+        (options, [operation, make]) => {
+          let error: unknown;
+          try {
+            make(options as WebhookHandlerOptions);
+          } catch (caught) {
+            error = caught;
+          }
+          expect(error, String(error)).toBeInstanceOf(InvalidRequestError);
+          expect((error as InvalidRequestError).operation).toBe(operation);
+          expect((error as InvalidRequestError).issues[0]?.field).toMatch(/^options(\.onEvent)?$/);
+        },
+      ),
       runs,
     );
   });

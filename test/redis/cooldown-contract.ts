@@ -1,37 +1,37 @@
 import { describe, expect, it } from 'vitest';
-import type { RateLimiter, RateLimitGrant } from '../../src/index.js';
+import type { Cooldown, CooldownGrant } from '../../src/index.js';
 
-/** A limiter under test, its clock, and how to let time pass for it. */
-export interface LimiterSubject {
-  limiter: RateLimiter;
+/** A cooldown under test, its clock, and how to let time pass for it. */
+export interface CooldownSubject {
+  cooldown: Cooldown;
   now(): number;
   /** Lets `ms` pass (a fake clock moves; for Redis, real time passes). */
   advance(ms: number): Promise<void>;
 }
 
-type Release = Extract<RateLimitGrant, { release: unknown }>;
+type Release = Extract<CooldownGrant, { release: unknown }>;
 
 /** Short enough to wait out with Redis; long enough that a slow machine still sees it running. */
 const WINDOW = 200;
 
 /**
- * The {@link RateLimiter} contract where the in-process and the Redis limiter agree: cooldown after
+ * The {@link Cooldown} contract where the in-process and the Redis cooldown agree: cooldown after
  * a 429 with Retry-After, one probe after the window, the rest held until it is answered.
  */
-export function limiterContract(name: string, subject: () => Promise<LimiterSubject>): void {
-  const acquire = async (s: LimiterSubject): Promise<RateLimitGrant> => s.limiter.acquire(s.now());
-  const go = async (s: LimiterSubject): Promise<Release> => {
+export function cooldownContract(name: string, subject: () => Promise<CooldownSubject>): void {
+  const acquire = async (s: CooldownSubject): Promise<CooldownGrant> => s.cooldown.acquire(s.now());
+  const go = async (s: CooldownSubject): Promise<Release> => {
     const grant = await acquire(s);
     if (!('release' in grant)) throw new Error(`expected to go, told ${JSON.stringify(grant)}`);
     return grant;
   };
   /** A 429 with Retry-After reported through a fresh grant, then the window waited out. */
-  const cooledDown = async (s: LimiterSubject): Promise<void> => {
+  const cooledDown = async (s: CooldownSubject): Promise<void> => {
     await (await go(s)).release(s.now(), WINDOW);
     await s.advance(WINDOW + 20);
   };
 
-  describe(`${name}: the RateLimiter contract`, () => {
+  describe(`${name}: the Cooldown contract`, () => {
     it('lets everything through until a 429 with Retry-After; a 429 without one starts nothing', async () => {
       const s = await subject();
       for (let i = 0; i < 5; i++) await (await go(s)).release(s.now(), undefined);

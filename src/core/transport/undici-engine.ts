@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Dispatcher } from 'undici';
-import { ENGINE_HINTS, type Engine, readByEngine } from './engine.js';
+import type { Engine, WireResponse } from './engine.js';
 import { BodyTooLarge } from './read-body.js';
 
 let shared: Promise<Dispatcher> | undefined;
@@ -30,9 +30,7 @@ const utf8 = new TextDecoder();
  */
 export function undiciEngine(dispatcher?: Dispatcher): Engine {
   let ready = dispatcher;
-  return async (request, init) => {
-    const hints = init?.[ENGINE_HINTS];
-    const signal = hints?.signal ?? request.signal;
+  return async (request, { body, signal, maxBytes }) => {
     ready ??= await sharedDispatcher();
     const url = new URL(request.url);
     const headers: Record<string, string> = { 'accept-encoding': 'gzip, deflate, br' };
@@ -44,23 +42,26 @@ export function undiciEngine(dispatcher?: Dispatcher): Engine {
         path: url.pathname + url.search,
         method: request.method as Dispatcher.HttpMethod,
         headers,
-        body: hints ? hints.body : request.body ? await request.text() : undefined,
+        body,
         signal,
       });
     } catch (error) {
       throw failure(error, signal);
     }
-    const text = await readAll(answer, hints?.maxBytes ?? Number.POSITIVE_INFINITY, signal);
-    let response: Response;
-    try {
-      response = new Response(null, { status: answer.statusCode, headers: pairs(answer.headers) });
-    } catch (error) {
-      // A status outside 200–599 or a header no `Headers` accepts: not an answer HTTP allows.
-      throw new TypeError('fetch failed', { cause: error });
-    }
-    readByEngine.set(response, text);
-    return response;
+    const text = await readAll(answer, maxBytes, signal);
+    return wireResponse(answer, text);
   };
+}
+
+/** The answer as fetch would have accepted it: a status outside 200–599 or a header no `Headers` takes is not HTTP. */
+function wireResponse(answer: Dispatcher.ResponseData, text: string): WireResponse {
+  const status = answer.statusCode;
+  try {
+    if (!(status >= 200 && status <= 599)) throw new RangeError(`status ${status}`);
+    return { status, headers: new Headers(pairs(answer.headers)), text };
+  } catch (error) {
+    throw new TypeError('fetch failed', { cause: error });
+  }
 }
 
 /** An abort as the signal's reason (what fetch rejects with); anything else as fetch's TypeError. */

@@ -1,22 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { realClock } from '../../src/core/clock.js';
-import { memoryRateLimiter, type RateLimitGrant } from '../../src/index.js';
-import { type RedisLike, redisRateLimiter } from '../../src/redis/index.js';
+import { type CooldownGrant, memoryCooldown } from '../../src/index.js';
+import { type RedisLike, redisCooldown } from '../../src/redis/index.js';
 import { clientFor, useMockServer } from '../helpers.js';
 import { connectRedis, uniquePrefix, useRedisClient } from './connect.js';
-import { limiterContract } from './limiter-contract.js';
+import { cooldownContract } from './cooldown-contract.js';
 import { startRedisServer, useRedisServer } from './redis-server.js';
 
 const redis = useRedisServer();
 const connected = useRedisClient(redis);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const isGo = (grant: RateLimitGrant) => 'release' in grant;
+const isGo = (grant: CooldownGrant) => 'release' in grant;
 
-limiterContract('memoryRateLimiter', async () => {
+cooldownContract('memoryCooldown', async () => {
   let now = 1_000_000;
   return {
-    limiter: memoryRateLimiter(),
+    cooldown: memoryCooldown(),
     now: () => now,
     advance: async (ms) => {
       now += ms;
@@ -24,17 +24,17 @@ limiterContract('memoryRateLimiter', async () => {
   };
 });
 
-limiterContract('redisRateLimiter', async () => ({
-  limiter: redisRateLimiter(connected.client, { prefix: uniquePrefix('limiter') }),
+cooldownContract('redisCooldown', async () => ({
+  cooldown: redisCooldown(connected.client, { prefix: uniquePrefix('cooldown') }),
   now: () => Date.now(),
   advance: sleep,
 }));
 
-describe('redisRateLimiter across processes (two limiters on one Redis stand for two processes)', () => {
+describe('redisCooldown across processes (two cooldowns on one Redis stand for two processes)', () => {
   it('a 429 seen by one holds the other; after the window only one of them probes', async () => {
     const prefix = uniquePrefix('shared');
-    const a = redisRateLimiter(connected.client, { prefix });
-    const b = redisRateLimiter(connected.client, { prefix });
+    const a = redisCooldown(connected.client, { prefix });
+    const b = redisCooldown(connected.client, { prefix });
     const grant = await a.acquire(Date.now());
     if (!isGo(grant)) throw new Error('expected to go');
     await grant.release(Date.now(), 150);
@@ -46,28 +46,28 @@ describe('redisRateLimiter across processes (two limiters on one Redis stand for
 
   it('a prober that never answers (crashed) holds the others only until its lease ends', async () => {
     const prefix = uniquePrefix('lease');
-    const limiter = redisRateLimiter(connected.client, { prefix, probeLeaseMs: 100 });
-    const first = await limiter.acquire(Date.now());
+    const cooldown = redisCooldown(connected.client, { prefix, probeLeaseMs: 100 });
+    const first = await cooldown.acquire(Date.now());
     if (!isGo(first)) throw new Error('expected to go');
     await first.release(Date.now(), 1); // a 1 ms window
     await sleep(5);
-    expect(isGo(await limiter.acquire(Date.now()))).toBe(true); // the probe, never released
-    const held = await limiter.acquire(Date.now());
+    expect(isGo(await cooldown.acquire(Date.now()))).toBe(true); // the probe, never released
+    const held = await cooldown.acquire(Date.now());
     expect('waitMs' in held && held.waitMs <= 100).toBe(true);
     await sleep(120);
-    expect(isGo(await limiter.acquire(Date.now()))).toBe(true); // the next probe
+    expect(isGo(await cooldown.acquire(Date.now()))).toBe(true); // the next probe
   });
 
   it('the crashed prober’s late answer does not end the new probe’s lease', async () => {
     const prefix = uniquePrefix('late');
-    const limiter = redisRateLimiter(connected.client, { prefix, probeLeaseMs: 60 });
-    const first = await limiter.acquire(Date.now());
+    const cooldown = redisCooldown(connected.client, { prefix, probeLeaseMs: 60 });
+    const first = await cooldown.acquire(Date.now());
     if (!isGo(first)) throw new Error('expected to go');
     await first.release(Date.now(), 1);
     await sleep(5);
-    const stale = await limiter.acquire(Date.now());
+    const stale = await cooldown.acquire(Date.now());
     await sleep(80);
-    const fresh = await limiter.acquire(Date.now());
+    const fresh = await cooldown.acquire(Date.now());
     if (!isGo(stale) || !isGo(fresh)) throw new Error('expected two probes in turn');
     await stale.release(Date.now(), undefined); // the cooldown is over: the service answered
     expect(await connected.client.exists(`${prefix}cooling`)).toBe(0);
@@ -75,7 +75,7 @@ describe('redisRateLimiter across processes (two limiters on one Redis stand for
   });
 });
 
-describe('redisRateLimiter fails open', () => {
+describe('redisCooldown fails open', () => {
   it('a client that rejects: the request goes, onError is told, Redis is left alone for a pause', async () => {
     let sent = 0;
     const broken: RedisLike = {
@@ -85,17 +85,17 @@ describe('redisRateLimiter fails open', () => {
       },
     };
     const errors: unknown[] = [];
-    const limiter = redisRateLimiter(broken, {
+    const cooldown = redisCooldown(broken, {
       onError: (e) => void errors.push(e),
       pauseAfterErrorMs: 1_000,
     });
-    const grant = await limiter.acquire(0);
+    const grant = await cooldown.acquire(0);
     expect(isGo(grant)).toBe(true);
     // Its 429 cannot be recorded either: reported, not thrown (the SDK awaits release after each attempt).
     if (isGo(grant)) await grant.release(10, 1_000);
-    expect(isGo(await limiter.acquire(500))).toBe(true);
+    expect(isGo(await cooldown.acquire(500))).toBe(true);
     expect(sent).toBe(1);
-    expect(isGo(await limiter.acquire(1_100))).toBe(true);
+    expect(isGo(await cooldown.acquire(1_100))).toBe(true);
     expect(sent).toBe(2);
     expect(errors.map(String)).toEqual(['Error: ECONNREFUSED', 'Error: ECONNREFUSED']);
   });
@@ -103,19 +103,19 @@ describe('redisRateLimiter fails open', () => {
   it('a client that never answers: the request goes after timeoutMs', async () => {
     const hung: RedisLike = { sendCommand: () => new Promise(() => {}) };
     const errors: unknown[] = [];
-    const limiter = redisRateLimiter(hung, { timeoutMs: 30, onError: (e) => void errors.push(e) });
-    expect(isGo(await limiter.acquire(Date.now()))).toBe(true);
+    const cooldown = redisCooldown(hung, { timeoutMs: 30, onError: (e) => void errors.push(e) });
+    expect(isGo(await cooldown.acquire(Date.now()))).toBe(true);
     expect(String(errors[0])).toContain('within 30 ms');
   });
 
   it('an onError that throws changes nothing', async () => {
     const broken: RedisLike = { sendCommand: () => Promise.reject(new Error('down')) };
-    const limiter = redisRateLimiter(broken, {
+    const cooldown = redisCooldown(broken, {
       onError: () => {
         throw new Error('reporter broken');
       },
     });
-    expect(isGo(await limiter.acquire(0))).toBe(true);
+    expect(isGo(await cooldown.acquire(0))).toBe(true);
   });
 
   describe('a BillingClient whose Redis went away', () => {
@@ -125,8 +125,8 @@ describe('redisRateLimiter fails open', () => {
       const lost = await connectRedis(doomed.url);
       try {
         const errors: unknown[] = [];
-        const rateLimiter = redisRateLimiter(lost, { timeoutMs: 200, onError: (e) => void errors.push(e) });
-        const billing = clientFor(mock.server, { rateLimiter }, realClock);
+        const cooldown = redisCooldown(lost, { timeoutMs: 200, onError: (e) => void errors.push(e) });
+        const billing = clientFor(mock.server, { cooldown }, realClock);
         await billing.products.list();
         await doomed.stop();
         await billing.products.list();

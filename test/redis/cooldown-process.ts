@@ -4,7 +4,7 @@
 import { createInterface } from 'node:readline';
 import { createClient } from 'redis';
 import { BillingClient } from '../../src/index.js';
-import { redisRateLimiter } from '../../src/redis/index.js';
+import { redisCooldown } from '../../src/redis/index.js';
 import { print } from './print.js';
 
 const env = (name: string): string => {
@@ -22,9 +22,9 @@ const billing = new BillingClient({
   baseUrl: env('BASE_URL'),
   logLevel: 'off',
   maxRetries: 30,
-  rateLimiter:
+  cooldown:
     env('MODE') === 'redis'
-      ? redisRateLimiter(redis, { prefix: env('PREFIX'), onError: (e) => void redisErrors.push(String(e)) })
+      ? redisCooldown(redis, { prefix: env('PREFIX'), onError: (e) => void redisErrors.push(String(e)) })
       : undefined,
 });
 

@@ -1,10 +1,10 @@
-import type { RateLimiter, RateLimitGrant } from '../core/cooldown.js';
+import type { Cooldown, CooldownGrant } from '../core/cooldown.js';
 import { evalScript, px, type RedisLike } from './client.js';
 
-/** Options of {@link redisRateLimiter}. */
-export interface RedisRateLimiterOptions {
+/** Options of {@link redisCooldown}. */
+export interface RedisCooldownOptions {
   /**
-   * Start of the limiter's three keys (`<prefix>wait`, `<prefix>cooling`, `<prefix>probe`); default
+   * Start of the cooldown's three keys (`<prefix>wait`, `<prefix>cooling`, `<prefix>probe`); default
    * `'billing-sdk:cooldown:'`. Processes sharing a prefix share one cooldown: give each API key
    * (each rate limit of the service) its own.
    */
@@ -24,7 +24,7 @@ export interface RedisRateLimiterOptions {
    */
   pauseAfterErrorMs?: number | undefined;
   /**
-   * Told each time Redis fails (an error or a timeout) and the limiter lets requests go without it.
+   * Told each time Redis fails (an error or a timeout) and the cooldown lets requests go without it.
    * Not awaited; a throw here is ignored.
    */
   onError?: ((error: unknown) => void) | undefined;
@@ -58,7 +58,7 @@ return 1`;
 const COOLING_TTL_MS = 60 * 60 * 1000;
 
 /**
- * The {@link RateLimiter} of `memoryRateLimiter`, shared by every process through Redis: after a 429
+ * The {@link Cooldown} of `memoryCooldown`, shared by every process through Redis: after a 429
  * with Retry-After, every process waits until the window ends; then one request, from any process,
  * goes as the probe (under a lease, so a crashed prober blocks no one for longer than
  * `probeLeaseMs`), while the others ask again every `pollIntervalMs` until it is answered. During a
@@ -78,13 +78,13 @@ const COOLING_TTL_MS = 60 * 60 * 1000;
  * ```ts
  * import { createClient } from 'redis';
  * import { BillingClient } from 'billing-sdk';
- * import { redisRateLimiter } from 'billing-sdk/redis';
+ * import { redisCooldown } from 'billing-sdk/redis';
  *
  * const redis = await createClient({ url: process.env.REDIS_URL }).connect();
- * const billing = new BillingClient({ rateLimiter: redisRateLimiter(redis, { onError: console.warn }) });
+ * const billing = new BillingClient({ cooldown: redisCooldown(redis, { onError: console.warn }) });
  * ```
  */
-export function redisRateLimiter(client: RedisLike, options: RedisRateLimiterOptions = {}): RateLimiter {
+export function redisCooldown(client: RedisLike, options: RedisCooldownOptions = {}): Cooldown {
   const prefix = options.prefix ?? 'billing-sdk:cooldown:';
   const keys = [`${prefix}wait`, `${prefix}cooling`, `${prefix}probe`];
   const leaseMs = px(options.probeLeaseMs ?? 10_000);
@@ -113,7 +113,7 @@ export function redisRateLimiter(client: RedisLike, options: RedisRateLimiterOpt
       failed(error, now);
     }
   };
-  const free: RateLimitGrant = {
+  const free: CooldownGrant = {
     release: (now, retryAfterMs) => (retryAfterMs === undefined ? undefined : settle(now, retryAfterMs, '')),
   };
 
@@ -140,10 +140,7 @@ export function redisRateLimiter(client: RedisLike, options: RedisRateLimiterOpt
           // Ask again soon, or when the lease ends if sooner: a crashed prober's lease frees the next.
           return { waitMs: Math.max(1, Math.min(pollMs, Number(ms) > 0 ? Number(ms) : pollMs)) };
         default:
-          failed(
-            new TypeError(`unexpected Redis reply from the rate limiter: ${JSON.stringify(reply)}`),
-            now,
-          );
+          failed(new TypeError(`unexpected Redis reply from the cooldown: ${JSON.stringify(reply)}`), now);
           return free;
       }
     },

@@ -1,0 +1,28 @@
+/**
+ * The browser/worker build's `server.ts` (read that file first): tsup.config.ts compiles this
+ * source in its place, and only in that build.
+ */
+import pRetry from 'p-retry';
+import type { Dispatcher } from 'undici';
+import type { Engine } from '../core/transport/engine.js';
+import * as joseVerify from '../links/jose-verify.js';
+
+/** Browsers set their own user-agent and forbid overriding it; workers have none of the server runtimes. */
+export function userAgent(): Record<string, string> {
+  return {};
+}
+
+/** ky runs on the global fetch: no engine of the SDK's own. */
+export function defaultEngine(_dispatcher: Dispatcher | undefined): Engine | undefined {
+  return undefined;
+}
+
+/** Static here: a chunk of its own would cost an app more bytes than it saves. */
+export async function loadPRetry(): Promise<typeof pRetry> {
+  return pRetry;
+}
+
+/** Static here, so a bundler drops it from apps that never verify (lazy, it would share signing's chunk). */
+export async function loadJoseVerify(): Promise<typeof joseVerify> {
+  return joseVerify;
+}
