@@ -45,6 +45,12 @@ const platformSwap = {
   },
 };
 
+/**
+ * Declarations leave out what is marked `@internal` (the request path behind `APIResource`, its
+ * endpoints and options): the published types are the public API only (test/package/declarations.test.ts).
+ */
+const dts = { compilerOptions: { stripInternal: true } };
+
 export default defineConfig([
   // ESM for servers (Node, Deno, Bun): the SDK's own code; its dependencies are imported from
   // node_modules, so npm dedupes them with the application's copies and a fix in one reaches users
@@ -55,7 +61,7 @@ export default defineConfig([
     format: ['esm'],
     platform: 'neutral',
     splitting: true,
-    dts: true,
+    dts,
     ...classicZod,
   },
   // ESM for app bundlers (the `browser` condition: browsers, workers): one file per module and
@@ -69,8 +75,8 @@ export default defineConfig([
       '!src/node/**',
       // Only server.ts imports these (and the browser build compiles browser.ts there instead).
       '!src/platform/browser.ts',
-      '!src/core/transport/undici-engine.ts',
-      '!src/core/transport/default-engine.ts',
+      '!src/internal/transport/undici-engine.ts',
+      '!src/internal/transport/default-engine.ts',
       '!src/platform/load-*.ts',
       '!src/platform/user-agent.ts',
     ],
@@ -88,7 +94,7 @@ export default defineConfig([
     entry: { index: 'src/index.ts' },
     format: ['cjs'],
     platform: 'neutral',
-    dts: true,
+    dts,
     ...classicZod,
     noExternal: [...esmOnly, ...classicZod.noExternal],
   },
@@ -99,7 +105,7 @@ export default defineConfig([
     entry: { 'redis/index': 'src/redis/index.ts' },
     format: ['esm', 'cjs'],
     platform: 'neutral',
-    dts: true,
+    dts,
   },
   // `billing-sdk/node`: Node-only helpers (the file spool), never part of the main entry.
   {
@@ -107,7 +113,7 @@ export default defineConfig([
     entry: { 'node/index': 'src/node/index.ts' },
     format: ['esm', 'cjs'],
     platform: 'node',
-    dts: true,
+    dts,
   },
   // The mock server is Node-only, and so is `npx billing-sdk-mock` (src/testing/bin.ts keeps its
   // `#!` line), which shares its chunks. hono is bundled in so that it is not a runtime
@@ -120,7 +126,7 @@ export default defineConfig([
     platform: 'node',
     splitting: true,
     noExternal: ['hono'],
-    dts: { entry: { 'testing/index': 'src/testing/index.ts' } },
+    dts: { ...dts, entry: { 'testing/index': 'src/testing/index.ts' } },
   },
   {
     ...shared,
@@ -129,6 +135,6 @@ export default defineConfig([
     format: ['cjs'],
     platform: 'node',
     noExternal: ['hono', ...esmOnly],
-    dts: true,
+    dts,
   },
 ]);

@@ -1,6 +1,6 @@
 import { memoryCooldown } from './core/cooldown.js';
 import { type ClientOptions, resolveOptions } from './core/options.js';
-import { ApiCore } from './core/request.js';
+import { ApiCore } from './internal/request.js';
 import { Accounts } from './resources/accounts.js';
 import { Entitlements } from './resources/entitlements.js';
 import { Invoices } from './resources/invoices.js';

@@ -1,8 +1,8 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { type Clock, withTestClock } from '../src/core/clock.js';
 import { BillingClient, type ClientOptions, type Logger } from '../src/index.js';
+import { type Clock, withTestClock } from '../src/internal/clock.js';
 import { type MockServer, type MockServerOptions, startMockServer } from '../src/testing/index.js';
 
 /** A mock server on an ephemeral loopback port. */

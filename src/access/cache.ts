@@ -1,9 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import { attemptTimeoutOf, type BillingClient } from '../client.js';
-import { abortSignal, check, text } from '../core/checks.js';
-import { type Clock, clockOf } from '../core/clock.js';
 import { APIUserAbortError, InvalidRequestError } from '../core/errors.js';
-import { untilSignal } from '../core/signals.js';
+import { abortSignal, check, text } from '../internal/checks.js';
+import { type Clock, clockOf } from '../internal/clock.js';
+import { untilSignal } from '../internal/signals.js';
 import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
 import { checkEntitlement, type EntitlementCheckParams } from '../resources/entitlements.js';
 import type { AccountStatus } from '../schemas/account-status.js';

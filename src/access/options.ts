@@ -1,5 +1,5 @@
-import { check, func, integer, positive, type Rule } from '../core/checks.js';
 import { InvalidRequestError } from '../core/errors.js';
+import { check, func, integer, positive, type Rule } from '../internal/checks.js';
 import type { AccessStore } from './store.js';
 
 /** Options of {@link createAccessCache}. Every one has a default. */

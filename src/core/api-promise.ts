@@ -1,4 +1,4 @@
-import { headersToObject } from './redact.js';
+import { headersToObject } from '../internal/redact.js';
 
 /** The HTTP response behind a result, from `.withResponse()`. */
 export interface APIResponseInfo {

@@ -20,8 +20,8 @@
  * ```
  * @module
  */
-import { headersToObject } from './redact.js';
-import { parseRetryAfter } from './retry-after.js';
+import { headersToObject } from '../internal/redact.js';
+import { parseRetryAfter } from '../internal/retry-after.js';
 
 /** Names of the classes that stand for an HTTP error status. */
 export type APIErrorName =

@@ -10,14 +10,14 @@ import {
   positive,
   type Rule,
   text,
-} from './checks.js';
-import { type Clock, clockOf } from './clock.js';
+} from '../internal/checks.js';
+import { type Clock, clockOf } from '../internal/clock.js';
+import { isBrowserWindow, readEnv } from '../internal/env.js';
+import { headerIssues, isValidApiKey } from '../internal/headers.js';
+import { anySignal } from '../internal/signals.js';
 import type { Cooldown } from './cooldown.js';
-import { isBrowserWindow, readEnv } from './env.js';
 import { InvalidRequestError } from './errors.js';
-import { headerIssues, isValidApiKey } from './headers.js';
 import type { Logger, LogLevel } from './logger.js';
-import { anySignal } from './signals.js';
 
 /** What to do when a response does not match its schema. */
 export type ValidationMode = 'strict' | 'warn' | 'off';

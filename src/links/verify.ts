@@ -1,5 +1,5 @@
 import { HostedLinkError } from '../core/errors.js';
-import { isWellFormed } from '../core/well-formed.js';
+import { isWellFormed } from '../internal/well-formed.js';
 import { loadJoseVerify } from '../platform/server.js';
 
 /** The claims of a hosted-link token. */

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { type FileHandle, link, mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { check, integer, required, text } from '../core/checks.js';
 import { SpoolError } from '../core/errors.js';
+import { check, integer, required, text } from '../internal/checks.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
 
 /** Options of {@link fileSpool}. */

@@ -4,7 +4,7 @@
  */
 import pRetry from 'p-retry';
 import type { Dispatcher } from 'undici';
-import type { Engine } from '../core/transport/engine.js';
+import type { Engine } from '../internal/transport/engine.js';
 import * as joseVerify from '../links/jose-verify.js';
 
 /** Browsers set their own user-agent and forbid overriding it; workers have none of the server runtimes. */

@@ -16,7 +16,7 @@
  *   with signing (jose's verify part).
  */
 
-export { defaultEngine } from '../core/transport/default-engine.js';
+export { defaultEngine } from '../internal/transport/default-engine.js';
 export { loadJoseVerify } from './load-jose-verify.js';
 export { loadPRetry } from './load-p-retry.js';
 export { userAgent } from './user-agent.js';

@@ -1,7 +1,7 @@
 import type { AccessStore, AccessStoreRead } from '../access/store.js';
-import { check, integer, positiveNumber, type Rule, text } from '../core/checks.js';
 import { BillingError, InvalidRequestError, type InvalidRequestIssue } from '../core/errors.js';
-import { isWellFormed } from '../core/well-formed.js';
+import { check, integer, positiveNumber, type Rule, text } from '../internal/checks.js';
+import { isWellFormed } from '../internal/well-formed.js';
 import { evalScript, px, type RedisLike } from './client.js';
 
 /** Options of {@link redisAccessStore}. */

@@ -1,5 +1,5 @@
-import { check, integer, type Rule, required, text } from '../core/checks.js';
 import { InvalidRequestError, SpoolError } from '../core/errors.js';
+import { check, integer, type Rule, required, text } from '../internal/checks.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
 import { evalScript, px, type RedisLike } from './client.js';
 

@@ -1,9 +1,9 @@
 import type { APIPromise } from '../core/api-promise.js';
-import { type CrossRule, required, segment, text } from '../core/checks.js';
 import { NotFoundError } from '../core/errors.js';
 import type { RequestOptions } from '../core/options.js';
-import { APIResource, endpoint } from '../core/resource.js';
-import { path } from '../core/url.js';
+import { type CrossRule, required, segment, text } from '../internal/checks.js';
+import { APIResource, endpoint } from '../internal/resource.js';
+import { path } from '../internal/url.js';
 import { type AccountStatus, AccountStatusSchema, subscriptionsOf } from '../schemas/account-status.js';
 import { type FixSubscriptionResult, FixSubscriptionSchema } from '../schemas/fix-subscription.js';
 

@@ -1,7 +1,7 @@
 import type { APIPromise } from '../core/api-promise.js';
-import { required, text } from '../core/checks.js';
 import type { RequestOptions } from '../core/options.js';
-import { APIResource, endpoint } from '../core/resource.js';
+import { required, text } from '../internal/checks.js';
+import { APIResource, endpoint } from '../internal/resource.js';
 import { type EntitlementCheck, EntitlementCheckSchema } from '../schemas/entitlement.js';
 
 /** Parameters of {@link Entitlements.check}. */

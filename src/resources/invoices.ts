@@ -1,8 +1,16 @@
 import type { APIPromise } from '../core/api-promise.js';
-import { boolean, type CrossRule, oneOf, pageRules, positiveNumber, required, text } from '../core/checks.js';
 import type { RequestOptions } from '../core/options.js';
 import type { PageEnvelope, PagePromise } from '../core/pagination.js';
-import { APIResource, endpoint } from '../core/resource.js';
+import {
+  boolean,
+  type CrossRule,
+  oneOf,
+  pageRules,
+  positiveNumber,
+  required,
+  text,
+} from '../internal/checks.js';
+import { APIResource, endpoint } from '../internal/resource.js';
 import { envelope } from '../schemas/common.js';
 import { type CreatedInvoice, CreatedInvoiceSchema } from '../schemas/created-invoice.js';
 import { INVOICE_STATUSES, type Invoice, InvoiceSchema } from '../schemas/invoice.js';

@@ -1,6 +1,6 @@
 import type { RequestOptions } from '../core/options.js';
 import type { PagePromise } from '../core/pagination.js';
-import { APIResource, endpoint } from '../core/resource.js';
+import { APIResource, endpoint } from '../internal/resource.js';
 import { envelope } from '../schemas/common.js';
 import { type Product, ProductSchema } from '../schemas/product.js';
 

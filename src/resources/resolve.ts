@@ -1,8 +1,8 @@
 import { APIPromise } from '../core/api-promise.js';
-import { type CrossRule, isPlainObject, required, text } from '../core/checks.js';
 import { InvalidRequestError } from '../core/errors.js';
 import type { RequestOptions } from '../core/options.js';
-import { APIResource, endpoint } from '../core/resource.js';
+import { type CrossRule, isPlainObject, required, text } from '../internal/checks.js';
+import { APIResource, endpoint } from '../internal/resource.js';
 import { signHostedLink } from '../links/sign.js';
 import { type ResolvedUrl, type ResolveResponse, ResolveResponseSchema } from '../schemas/resolve.js';
 

@@ -1,8 +1,8 @@
-import { pageRules, segment } from '../core/checks.js';
 import type { RequestOptions } from '../core/options.js';
 import type { PageEnvelope, PagePromise } from '../core/pagination.js';
-import { APIResource, endpoint } from '../core/resource.js';
-import { path } from '../core/url.js';
+import { pageRules, segment } from '../internal/checks.js';
+import { APIResource, endpoint } from '../internal/resource.js';
+import { path } from '../internal/url.js';
 import { envelope } from '../schemas/common.js';
 import { type SubscriptionTier, SubscriptionTierSchema } from '../schemas/tier.js';
 

@@ -1,8 +1,8 @@
-import { oneOf, pageRules, required, segment } from '../core/checks.js';
 import type { RequestOptions } from '../core/options.js';
 import type { PageEnvelope, PagePromise } from '../core/pagination.js';
-import { APIResource, endpoint } from '../core/resource.js';
-import { path } from '../core/url.js';
+import { oneOf, pageRules, required, segment } from '../internal/checks.js';
+import { APIResource, endpoint } from '../internal/resource.js';
+import { path } from '../internal/url.js';
 import { envelope } from '../schemas/common.js';
 import { TRANSACTION_STATUSES, type Transaction, TransactionSchema } from '../schemas/transaction.js';
 

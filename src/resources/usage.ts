@@ -1,5 +1,7 @@
 import type { APIPromise } from '../core/api-promise.js';
-import { runMany } from '../core/bulk.js';
+import { BillingError, InvalidRequestError } from '../core/errors.js';
+import { type RequestOptions, requestRules } from '../core/options.js';
+import { runMany } from '../internal/bulk.js';
 import {
   check,
   func,
@@ -10,13 +12,11 @@ import {
   type ParamRules,
   required,
   text,
-} from '../core/checks.js';
-import { BillingError, InvalidRequestError } from '../core/errors.js';
-import { type RequestOptions, requestRules } from '../core/options.js';
-import type { BuiltRequest } from '../core/request.js';
-import { APIResource, endpoint } from '../core/resource.js';
-import type { Schema } from '../core/schema.js';
-import { randomUUID } from '../core/uuid.js';
+} from '../internal/checks.js';
+import type { BuiltRequest } from '../internal/request.js';
+import { APIResource, endpoint } from '../internal/resource.js';
+import type { Schema } from '../internal/schema.js';
+import { randomUUID } from '../internal/uuid.js';
 import {
   type CreditBalance,
   CreditBalanceSchema,

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { Schema } from '../core/schema.js';
+import type { Schema } from '../internal/schema.js';
 import { timestamp } from './common.js';
 import { type SubscriptionTier, SubscriptionTierSchema } from './tier.js';
 

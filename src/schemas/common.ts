@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import type { PageEnvelope } from '../core/pagination.js';
-import type { Schema } from '../core/schema.js';
+import type { Schema } from '../internal/schema.js';
 
 /**
  * An enum the API may extend: the documented values give autocompletion, and any other string

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { Schema } from '../core/schema.js';
+import type { Schema } from '../internal/schema.js';
 
 /** The payment page for a subscription's failed invoice, or `null` when there is nothing to fix. */
 export type FixSubscriptionResult = {

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { Schema } from '../core/schema.js';
+import type { Schema } from '../internal/schema.js';
 import { type OpenEnum, timestamp } from './common.js';
 
 /** The invoice statuses the reference lists, in its order; {@link InvoiceStatus} also admits others. */

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { Schema } from '../core/schema.js';
+import type { Schema } from '../internal/schema.js';
 import type { OpenEnum } from './common.js';
 
 /** Resolve response, shape A: the public URL (it may already carry a `?u=` token). */

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { Schema } from '../core/schema.js';
+import type { Schema } from '../internal/schema.js';
 import type { OpenEnum } from './common.js';
 
 /** Remaining prepaid credits of a meter (0 when there is no balance record). */

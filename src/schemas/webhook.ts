@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { Schema } from '../core/schema.js';
+import type { Schema } from '../internal/schema.js';
 import { type OpenEnum, timestamp } from './common.js';
 
 /** Event names: the reference shows `subscription-created`; others pass through as strings. */

@@ -1,5 +1,5 @@
-import type { Clock } from '../core/clock.js';
-import { randomUUID } from '../core/uuid.js';
+import type { Clock } from '../internal/clock.js';
+import { randomUUID } from '../internal/uuid.js';
 import type { SpooledEvent } from './spool.js';
 
 /**

@@ -1,5 +1,5 @@
 import { AuthenticationError, BillingError, PermissionDeniedError } from '../core/errors.js';
-import { retryDecision } from '../core/retry.js';
+import { retryDecision } from '../internal/retry.js';
 
 /**
  * Whether a failed send of a usage event is worth sending again later (with the same key), rather

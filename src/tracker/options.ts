@@ -1,6 +1,6 @@
-import { check, func, integer, isPlainObject, oneOf, type Rule, required } from '../core/checks.js';
-import { type Clock, clockOf } from '../core/clock.js';
 import type { BillingError, InvalidRequestIssue } from '../core/errors.js';
+import { check, func, integer, isPlainObject, oneOf, type Rule, required } from '../internal/checks.js';
+import { type Clock, clockOf } from '../internal/clock.js';
 import type { UsageEventRefused } from '../schemas/usage.js';
 import { memorySpool } from './memory-spool.js';
 import type { Spool, SpooledEvent } from './spool.js';

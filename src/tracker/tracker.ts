@@ -1,5 +1,4 @@
 import type { BillingClient } from '../client.js';
-import { check, nonNegative } from '../core/checks.js';
 import {
   APIError,
   type BillingError,
@@ -7,7 +6,8 @@ import {
   SpoolError,
   UsageTrackerError,
 } from '../core/errors.js';
-import { randomUUID } from '../core/uuid.js';
+import { check, nonNegative } from '../internal/checks.js';
+import { randomUUID } from '../internal/uuid.js';
 import { type UsageWriteParams, usageWriteRules } from '../resources/usage.js';
 import { type Aggregator, createAggregator } from './aggregator.js';
 import { trackerBackoff } from './backoff.js';

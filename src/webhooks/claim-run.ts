@@ -1,4 +1,4 @@
-import { randomUUID } from '../core/uuid.js';
+import { randomUUID } from '../internal/uuid.js';
 import type { WebhookEvent } from '../schemas/webhook.js';
 import type { ClaimOutcome, DedupeStore } from './dedupe.js';
 

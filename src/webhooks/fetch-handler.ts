@@ -1,4 +1,4 @@
-import { BodyTooLarge, readLimited } from '../core/transport/read-body.js';
+import { BodyTooLarge, readLimited } from '../internal/transport/read-body.js';
 import {
   deliveryAnswerer,
   INTERNAL_ERROR_REPLY,

@@ -1,6 +1,6 @@
 import type { AccessCache } from '../access/cache.js';
-import { check, func, nonNegative, type Rule, required } from '../core/checks.js';
 import { WebhookError } from '../core/errors.js';
+import { check, func, nonNegative, type Rule, required } from '../internal/checks.js';
 import type { WebhookEvent } from '../schemas/webhook.js';
 import { DEFAULT_CLAIM_TTL_MS, runClaimed } from './claim-run.js';
 import type { DedupeStore } from './dedupe.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { text } from '../../src/core/checks.js';
-import { endpoint } from '../../src/core/resource.js';
-import type { Schema } from '../../src/core/schema.js';
+import { text } from '../../src/internal/checks.js';
+import { endpoint } from '../../src/internal/resource.js';
+import type { Schema } from '../../src/internal/schema.js';
 
 // Type-level tests: `npm run typecheck` (tsc over test/) compiles this file, and each
 // `@ts-expect-error` fails the build if the line below it stops being an error.

@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, type RetryPolicy, retryDecision } from '../../src/core/retry.js';
-import { parseRetryAfter } from '../../src/core/retry-after.js';
 import {
   APIConnectionError,
   APIError,
@@ -15,6 +13,8 @@ import {
   ResponseTooLargeError,
   ResponseValidationError,
 } from '../../src/index.js';
+import { backoffDelay, type RetryPolicy, retryDecision } from '../../src/internal/retry.js';
+import { parseRetryAfter } from '../../src/internal/retry-after.js';
 import {
   caught,
   clientFor,

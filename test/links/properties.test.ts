@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isWellFormed } from '../../src/core/well-formed.js';
 import {
   BillingError,
   HostedLinkError,
@@ -9,6 +8,7 @@ import {
   signHostedLink,
   verifyHostedLink,
 } from '../../src/index.js';
+import { isWellFormed } from '../../src/internal/well-formed.js';
 import { anything, binaryString } from '../arbitraries.js';
 
 // Whatever a caller passes, the link functions answer with a result or the SDK's own error: never a

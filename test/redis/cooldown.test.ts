@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { realClock } from '../../src/core/clock.js';
 import { type CooldownGrant, memoryCooldown } from '../../src/index.js';
+import { realClock } from '../../src/internal/clock.js';
 import { type RedisLike, redisCooldown } from '../../src/redis/index.js';
 import { clientFor, useMockServer } from '../helpers.js';
 import { connectRedis, uniquePrefix, useRedisClient } from './connect.js';

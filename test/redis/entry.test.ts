@@ -19,11 +19,11 @@ describe('the billing-sdk/redis entry', () => {
     });
     const inputs = Object.keys(result.metafile.inputs).map((path) => path.replace(/^.*?src\//, 'src/'));
     const allowed = [
-      'src/core/checks.ts',
+      'src/internal/checks.ts',
       'src/core/errors.ts',
-      'src/core/well-formed.ts',
-      'src/core/redact.ts',
-      'src/core/retry-after.ts',
+      'src/internal/well-formed.ts',
+      'src/internal/redact.ts',
+      'src/internal/retry-after.ts',
     ];
     const foreign = inputs.filter((path) => !path.startsWith('src/redis/') && !allowed.includes(path));
     expect(foreign).toEqual([]);

@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hasTestClock, realClock } from '../../src/core/clock.js';
 import {
   createUsageTracker,
   memorySpool,
@@ -7,6 +6,7 @@ import {
   type UsageTracker,
   type UsageTrackerOptions,
 } from '../../src/index.js';
+import { hasTestClock, realClock } from '../../src/internal/clock.js';
 import { clientFor, instantClock, until, useMockServer } from '../helpers.js';
 import { METER, manualClock, PREPAID, spySpool, withTrackerClock } from './support.js';
 

@@ -1,6 +1,6 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { type Clock, withTestClock } from '../../src/core/clock.js';
 import type { UsageTrackerOptions } from '../../src/index.js';
+import { type Clock, withTestClock } from '../../src/internal/clock.js';
 import { memorySpool } from '../../src/tracker/memory-spool.js';
 import type { Spool } from '../../src/tracker/spool.js';
 

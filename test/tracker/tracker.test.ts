@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hasTestClock } from '../../src/core/clock.js';
 import { SpoolError } from '../../src/core/errors.js';
 import {
   createUsageTracker,
@@ -12,6 +11,7 @@ import {
   type UsageTracker,
   type UsageTrackerOptions,
 } from '../../src/index.js';
+import { hasTestClock } from '../../src/internal/clock.js';
 import { anything } from '../arbitraries.js';
 import { caught, clientFor, instantClock, until, useMockServer } from '../helpers.js';
 import { METER, manualClock, PREPAID, refusingProxy, spySpool, withTrackerClock } from './support.js';

@@ -1,5 +1,5 @@
 import type { KyInstance } from 'ky';
-import type { FetchLike } from '../options.js';
+import type { FetchLike } from '../../core/options.js';
 import { untilSignal } from '../signals.js';
 import type { Engine, WireResponse } from './engine.js';
 import { readBody, untilAborted } from './read-body.js';

@@ -1,4 +1,4 @@
-import { InvalidRequestError, type InvalidRequestIssue } from './errors.js';
+import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors.js';
 import { isWellFormed } from './well-formed.js';
 
 /**

@@ -1,7 +1,4 @@
-import { defaultEngine, loadPRetry, userAgent } from '../platform/server.js';
-import { type APIResponseInfo, responseInfo, type WithResponse } from './api-promise.js';
-import { type CrossRule, check, type ParamRules } from './checks.js';
-import { errorForStatus } from './error-map.js';
+import { type APIResponseInfo, responseInfo, type WithResponse } from '../core/api-promise.js';
 import {
   APIConnectionError,
   APITimeoutError,
@@ -11,11 +8,14 @@ import {
   RateLimitError,
   type RequestContext,
   ResponseTooLargeError,
-} from './errors.js';
+} from '../core/errors.js';
+import { createLogger, type SdkLogger } from '../core/logger.js';
+import { type CallOptions, callOptions, type ResolvedOptions } from '../core/options.js';
+import { loadFirstPage, type PageEnvelope, PagePromise } from '../core/pagination.js';
+import { defaultEngine, loadPRetry, userAgent } from '../platform/server.js';
+import { type CrossRule, check, type ParamRules } from './checks.js';
+import { errorForStatus } from './error-map.js';
 import { lowerKeys } from './headers.js';
-import { createLogger, type SdkLogger } from './logger.js';
-import { type CallOptions, callOptions, type ResolvedOptions } from './options.js';
-import { loadFirstPage, type PageEnvelope, PagePromise } from './pagination.js';
 import { scrubCause } from './redact.js';
 import { retryDecision } from './retry.js';
 import type { Schema } from './schema.js';

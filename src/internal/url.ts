@@ -1,4 +1,4 @@
-import type { InvalidRequestIssue } from './errors.js';
+import type { InvalidRequestIssue } from '../core/errors.js';
 import { isWellFormed } from './well-formed.js';
 
 /**

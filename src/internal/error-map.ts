@@ -9,7 +9,7 @@ import {
   RateLimitError,
   type RequestContext,
   UnprocessableEntityError,
-} from './errors.js';
+} from '../core/errors.js';
 
 type APIErrorClass = new (
   status: number,

@@ -1,5 +1,5 @@
+import type { InvalidRequestIssue } from '../core/errors.js';
 import { isPlainObject } from './checks.js';
-import type { InvalidRequestIssue } from './errors.js';
 
 /** RFC 9110 token: what a header name may be made of. */
 const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

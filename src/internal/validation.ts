@@ -1,6 +1,6 @@
-import { type RequestContext, ResponseValidationError, type ValidationIssue } from './errors.js';
-import type { SdkLogger } from './logger.js';
-import type { ValidationMode } from './options.js';
+import { type RequestContext, ResponseValidationError, type ValidationIssue } from '../core/errors.js';
+import type { SdkLogger } from '../core/logger.js';
+import type { ValidationMode } from '../core/options.js';
 import type { Schema, SchemaIssue } from './schema.js';
 
 /**

@@ -1,6 +1,6 @@
-import { APIPromise } from './api-promise.js';
-import type { RequestOptions } from './options.js';
-import type { PageEnvelope, PagePromise } from './pagination.js';
+import { APIPromise } from '../core/api-promise.js';
+import type { RequestOptions } from '../core/options.js';
+import type { PageEnvelope, PagePromise } from '../core/pagination.js';
 import type { ApiCore, BuiltRequest, Endpoint } from './request.js';
 
 /**
@@ -26,7 +26,11 @@ export abstract class APIResource {
     this.#core = core;
   }
 
-  /** Sends one call; the promise also offers `.withResponse()`. */
+  /**
+   * Sends one call; the promise also offers `.withResponse()`.
+   *
+   * @internal
+   */
   protected _call<P, R, T, B extends BuiltRequest>(
     endpoint: Endpoint<P, R, T, B>,
     params: P,
@@ -35,7 +39,11 @@ export abstract class APIResource {
     return new APIPromise(this.#core.call(endpoint, params, options));
   }
 
-  /** A paginated list: nothing is sent until it is awaited or iterated. */
+  /**
+   * A paginated list: nothing is sent until it is awaited or iterated.
+   *
+   * @internal
+   */
   protected _list<P, T>(
     endpoint: Endpoint<P, PageEnvelope<T>>,
     params: P,
