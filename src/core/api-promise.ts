@@ -1,4 +1,4 @@
-import { headersToObject } from '../internal/redact.js';
+import { plainHeaders, requestIdOf } from '../internal/redact.js';
 
 /** The HTTP response behind a result, from `.withResponse()`. */
 export interface APIResponseInfo {
@@ -20,8 +20,8 @@ export interface WithResponse<T> {
 
 /** Builds the response info once, from a response's status and headers. */
 export function responseInfo(status: number, headers: Headers | Record<string, string>): APIResponseInfo {
-  const plain = headers instanceof Headers ? headersToObject(headers) : headers;
-  return { status, headers: plain, requestId: plain['x-request-id'] ?? plain['request-id'] };
+  const plain = plainHeaders(headers);
+  return { status, headers: plain, requestId: requestIdOf(plain) };
 }
 
 /**

@@ -20,7 +20,7 @@
  * ```
  * @module
  */
-import { headersToObject } from '../internal/redact.js';
+import { plainHeaders, requestIdOf } from '../internal/redact.js';
 import { parseRetryAfter } from '../internal/retry-after.js';
 
 /** Names of the classes that stand for an HTTP error status. */
@@ -162,13 +162,13 @@ export class APIError extends BillingError {
     body: unknown,
     request: RequestContext,
   ) {
-    const plain = headers instanceof Headers ? headersToObject(headers) : headers;
+    const plain = plainHeaders(headers);
     super(`${describe(request)} ${summary(status, plain, body)}`);
     this.status = status;
     this.headers = plain;
     this.body = body;
     this.request = request;
-    this.requestId = plain['x-request-id'] ?? plain['request-id'];
+    this.requestId = requestIdOf(plain);
     this.retryAfterMs = parseRetryAfter(plain);
   }
 }

@@ -1,3 +1,5 @@
+import { scrub } from '../internal/redact.js';
+
 /** Levels, least to most verbose. `'off'` logs nothing. */
 export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
 
@@ -31,14 +33,12 @@ export interface SdkLogger {
  */
 export function createLogger(target: Logger, level: LogLevel, secrets: readonly string[]): SdkLogger {
   const max = rank[level];
-  const scrub = (text: string): string =>
-    secrets.reduce((out, secret) => (secret ? out.split(secret).join('[redacted]') : out), text);
   return {
     enabled: (l) => rank[l] <= max,
     log(l, message) {
       if (rank[l] > max) return;
       try {
-        target[l](`[billing-sdk] ${scrub(message)}`);
+        target[l](`[billing-sdk] ${scrub(message, secrets)}`);
       } catch {
         // A broken logger loses a line, never a result.
       }

@@ -16,7 +16,7 @@ import { defaultEngine, loadPRetry, userAgent } from '../platform/server.js';
 import { type CrossRule, check, type ParamRules } from './checks.js';
 import { errorForStatus } from './error-map.js';
 import { lowerKeys } from './headers.js';
-import { scrubCause } from './redact.js';
+import { requestIdOf, scrubCause } from './redact.js';
 import { retryDecision } from './retry.js';
 import type { Schema } from './schema.js';
 import { anySignal, untilSignal } from './signals.js';
@@ -474,10 +474,6 @@ function parseBody(text: string): unknown {
   } catch {
     return text;
   }
-}
-
-function requestIdOf(headers: Headers | undefined): string | undefined {
-  return headers?.get('x-request-id') ?? headers?.get('request-id') ?? undefined;
 }
 
 /** The response info of a recovered error (an `APIError`: the only kind an endpoint recovers from). */
