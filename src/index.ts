@@ -15,41 +15,8 @@ export type { AccessStore, AccessStoreRead, SharedAccessAnswer } from './access/
 export { BillingClient } from './client.js';
 export { APIPromise, type APIResponseInfo, type WithResponse } from './core/api-promise.js';
 export { type Cooldown, type CooldownGrant, memoryCooldown } from './core/cooldown.js';
-export {
-  type AnyBillingError,
-  APIConnectionError,
-  APIError,
-  type APIErrorName,
-  APITimeoutError,
-  APIUserAbortError,
-  type AttemptStats,
-  AuthenticationError,
-  BadRequestError,
-  BillingError,
-  type BillingErrorClasses,
-  type BillingErrorName,
-  ConflictError,
-  HostedLinkError,
-  type HostedLinkErrorCode,
-  InternalServerError,
-  InvalidRequestError,
-  type InvalidRequestIssue,
-  isBillingError,
-  NotFoundError,
-  PaginationError,
-  PermissionDeniedError,
-  RateLimitError,
-  type RequestContext,
-  ResponseTooLargeError,
-  ResponseValidationError,
-  SpoolError,
-  type SpoolErrorCode,
-  UnprocessableEntityError,
-  UsageTrackerError,
-  type UsageTrackerErrorCode,
-  type ValidationIssue,
-  WebhookError,
-} from './core/errors.js';
+// Every error class, its name and its types: errors.ts exports nothing else (one table of names there).
+export * from './core/errors.js';
 export type { Logger, LogLevel } from './core/logger.js';
 export type { AuthHeader, ClientOptions, FetchLike, RequestOptions, ValidationMode } from './core/options.js';
 export { Page, PagePromise, type WalkOptions } from './core/pagination.js';

@@ -23,34 +23,6 @@
 import { plainHeaders, requestIdOf } from '../internal/redact.js';
 import { parseRetryAfter } from '../internal/retry-after.js';
 
-/** Names of the classes that stand for an HTTP error status. */
-export type APIErrorName =
-  | 'APIError'
-  | 'BadRequestError'
-  | 'AuthenticationError'
-  | 'PermissionDeniedError'
-  | 'NotFoundError'
-  | 'ConflictError'
-  | 'UnprocessableEntityError'
-  | 'RateLimitError'
-  | 'InternalServerError';
-
-/** Names of every error class, for `switch (err.name)`. */
-export type BillingErrorName =
-  | 'BillingError'
-  | APIErrorName
-  | 'APIConnectionError'
-  | 'APITimeoutError'
-  | 'APIUserAbortError'
-  | 'ResponseTooLargeError'
-  | 'InvalidRequestError'
-  | 'ResponseValidationError'
-  | 'PaginationError'
-  | 'HostedLinkError'
-  | 'WebhookError'
-  | 'SpoolError'
-  | 'UsageTrackerError';
-
 /** Where a request went: the SDK method, the HTTP method and the URL path (never the query string, which may hold an e-mail). */
 export interface RequestContext {
   /** SDK method, e.g. `invoices.list`. */
@@ -692,6 +664,17 @@ export interface BillingErrorClasses {
   /** `isBillingError(err, 'UsageTrackerError')` narrows `err` to {@link UsageTrackerError}. */
   UsageTrackerError: UsageTrackerError;
 }
+
+/**
+ * Names of every error class, for `switch (err.name)`: the keys of {@link BillingErrorClasses}, the
+ * one table of names (a class's own `name` and `brand` must match its key there).
+ */
+export type BillingErrorName = keyof BillingErrorClasses;
+
+/** Names of the classes that stand for an HTTP error status: those of the table that are {@link APIError}s. */
+export type APIErrorName = {
+  [N in BillingErrorName]: BillingErrorClasses[N] extends { status: number; body: unknown } ? N : never;
+}[BillingErrorName];
 
 /**
  * Every error the SDK throws, as a union on `name`: after {@link isBillingError}, `switch (err.name)`
