@@ -37,7 +37,8 @@ export function memorySpool(): Spool {
   // Redis spool serialises it; memory must not behave differently).
   const store = (event: SpooledEvent): string => {
     const id = `m${nextId++}`;
-    entries.set(id, structuredClone(event));
+    // Only `metadata` is nested: the rest is copied by the spread.
+    entries.set(id, event.metadata ? { ...event, metadata: structuredClone(event.metadata) } : { ...event });
     queue.push(id);
     return id;
   };
