@@ -673,7 +673,7 @@ export type BillingErrorName = keyof BillingErrorClasses;
 
 /** Names of the classes that stand for an HTTP error status: those of the table that are {@link APIError}s. */
 export type APIErrorName = {
-  [N in BillingErrorName]: BillingErrorClasses[N] extends { status: number; body: unknown } ? N : never;
+  [N in BillingErrorName]: BillingErrorClasses[N] extends Pick<APIError, 'status' | 'body'> ? N : never;
 }[BillingErrorName];
 
 /**
