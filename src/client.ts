@@ -1,5 +1,6 @@
 import { memoryCooldown } from './core/cooldown.js';
-import { type ClientOptions, resolveOptions } from './core/options.js';
+import type { ClientOptions } from './core/options.js';
+import { resolveOptions } from './internal/options.js';
 import { ApiCore } from './internal/request.js';
 import { Accounts } from './resources/accounts.js';
 import { Entitlements } from './resources/entitlements.js';

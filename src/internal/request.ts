@@ -1,30 +1,36 @@
 import { type APIResponseInfo, responseInfo, type WithResponse } from '../core/api-promise.js';
 import {
   APIConnectionError,
+  APIError,
   APITimeoutError,
   APIUserAbortError,
+  AuthenticationError,
+  BadRequestError,
   BillingError,
+  ConflictError,
+  InternalServerError,
   InvalidRequestError,
+  NotFoundError,
+  PermissionDeniedError,
   RateLimitError,
   type RequestContext,
   ResponseTooLargeError,
+  UnprocessableEntityError,
 } from '../core/errors.js';
 import { createLogger, type SdkLogger } from '../core/logger.js';
-import { type CallOptions, callOptions, type ResolvedOptions } from '../core/options.js';
 import { loadFirstPage, type PageEnvelope, PagePromise } from '../core/pagination.js';
 import { defaultEngine, loadPRetry, userAgent } from '../platform/server.js';
 import { type CrossRule, check, type ParamRules } from './checks.js';
-import { errorForStatus } from './error-map.js';
 import { lowerKeys } from './headers.js';
+import { type CallOptions, callOptions, type ResolvedOptions } from './options.js';
 import { requestIdOf, scrubCause } from './redact.js';
 import { retryDecision } from './retry.js';
-import type { Schema } from './schema.js';
+import { type Schema, validate } from './schema.js';
 import { anySignal, untilSignal } from './signals.js';
 import type { WireResponse } from './transport/engine.js';
 import { BodyTooLarge } from './transport/read-body.js';
 import { Transport } from './transport/transport.js';
 import { type QueryParams, queryString, UnsafeUrlValue } from './url.js';
-import { validate } from './validation.js';
 
 /** Path, query and body of one call, built by the endpoint from its checked parameters. */
 export interface BuiltRequest {
@@ -442,6 +448,35 @@ function classify<P, R, T, B extends BuiltRequest>(
   if ((status >= 200 && status < 300) || call.endpoint.isResult?.(status, body))
     return { status, headers, body };
   throw errorForStatus(status, headers, body, call.context);
+}
+
+type APIErrorClass = new (
+  status: number,
+  headers: Headers | Record<string, string>,
+  body: unknown,
+  request: RequestContext,
+) => APIError;
+
+/** Status → error class: the one table that decides which class a failed response becomes. */
+const byStatus: Record<number, APIErrorClass> = {
+  400: BadRequestError,
+  401: AuthenticationError,
+  403: PermissionDeniedError,
+  404: NotFoundError,
+  409: ConflictError,
+  422: UnprocessableEntityError,
+  429: RateLimitError,
+};
+
+/** Builds the typed error for a response that is not an answer (a 3xx, which is never followed, included). */
+export function errorForStatus(
+  status: number,
+  headers: Headers | Record<string, string>,
+  body: unknown,
+  request: RequestContext,
+): APIError {
+  const ErrorClass = byStatus[status] ?? (status >= 500 ? InternalServerError : APIError);
+  return new ErrorClass(status, headers, body, request);
 }
 
 /** `value`, or a rejection with `onAbort()`'s error as soon as `signal` aborts (a wait for a probe is cancellable). */

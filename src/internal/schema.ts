@@ -1,3 +1,7 @@
+import { type RequestContext, ResponseValidationError, type ValidationIssue } from '../core/errors.js';
+import type { SdkLogger } from '../core/logger.js';
+import type { ValidationMode } from '../core/options.js';
+
 /**
  * What core needs of a response schema. The SDK's schemas are zod schemas, but core and the public
  * types see only this shape, so no zod type reaches the published `.d.ts`.
@@ -17,4 +21,34 @@ export interface SchemaIssue {
   readonly path: readonly PropertyKey[];
   readonly message: string;
   readonly code: string;
+}
+
+/**
+ * Checks a parsed body against its schema. `strict` throws, `warn` logs and returns the body as
+ * received, `off` skips the check entirely (the cheapest path).
+ */
+export function validate<T>(
+  schema: Schema<T>,
+  body: unknown,
+  mode: ValidationMode,
+  request: RequestContext,
+  logger: SdkLogger,
+): T {
+  if (mode === 'off') return body as T;
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map(toIssue);
+  if (mode === 'strict') throw new ResponseValidationError(request, issues, body);
+  logger.log('warn', new ResponseValidationError(request, issues, body).message);
+  return body as T;
+}
+
+function toIssue(issue: SchemaIssue): ValidationIssue {
+  // zod/mini ships no locale, so its messages are a bare "Invalid input": say what was expected.
+  const expected = (issue as { expected?: unknown }).expected;
+  return {
+    path: issue.path.map((p) => (typeof p === 'number' ? p : String(p))),
+    message: typeof expected === 'string' ? `expected ${expected}` : issue.message,
+    code: issue.code,
+  };
 }

@@ -1,6 +1,6 @@
 import type { APIPromise } from '../core/api-promise.js';
 import { BillingError, InvalidRequestError } from '../core/errors.js';
-import { type RequestOptions, requestRules } from '../core/options.js';
+import type { RequestOptions } from '../core/options.js';
 import { runMany } from '../internal/bulk.js';
 import {
   check,
@@ -13,6 +13,7 @@ import {
   required,
   text,
 } from '../internal/checks.js';
+import { requestRules } from '../internal/options.js';
 import type { BuiltRequest } from '../internal/request.js';
 import { APIResource, endpoint } from '../internal/resource.js';
 import type { Schema } from '../internal/schema.js';
