@@ -15,6 +15,7 @@ export type { AccessStore, AccessStoreRead, SharedAccessAnswer } from './access/
 export { BillingClient } from './client.js';
 export { APIPromise, type APIResponseInfo, type WithResponse } from './core/api-promise.js';
 export { type Cooldown, type CooldownGrant, memoryCooldown } from './core/cooldown.js';
+export type { AccessEvent, AttemptTrace, RequestTrace, TrackerEvent } from './core/diagnostics.js';
 // Every error class, its name and its types: errors.ts exports nothing else (one table of names there).
 export * from './core/errors.js';
 export type { Logger, LogLevel } from './core/logger.js';

@@ -1,4 +1,5 @@
 import { type APIResponseInfo, responseInfo, type WithResponse } from '../core/api-promise.js';
+import type { AttemptTrace, RequestTrace } from '../core/diagnostics.js';
 import {
   APIConnectionError,
   APIError,
@@ -21,6 +22,7 @@ import { createLogger, type SdkLogger } from '../core/logger.js';
 import { loadFirstPage, type PageEnvelope, PagePromise } from '../core/pagination.js';
 import { defaultEngine, loadPRetry, userAgent } from '../platform/server.js';
 import { type CrossRule, check, type ParamRules } from './checks.js';
+import { isTraced, tracingChannel } from './diagnostics.js';
 import { lowerKeys } from './headers.js';
 import { type CallOptions, callOptions, type ResolvedOptions } from './options.js';
 import { requestIdOf, scrubCause } from './redact.js';
@@ -30,12 +32,12 @@ import { anySignal, untilSignal } from './signals.js';
 import type { WireResponse } from './transport/engine.js';
 import { BodyTooLarge } from './transport/read-body.js';
 import { Transport } from './transport/transport.js';
-import { type QueryParams, queryString, UnsafeUrlValue } from './url.js';
+import { type QueryParams, queryString, type RoutedPath, UnsafeUrlValue } from './url.js';
 
 /** Path, query and body of one call, built by the endpoint from its checked parameters. */
 export interface BuiltRequest {
-  /** Path relative to the base URL, built with the `path` tag, e.g. `invoices/`. */
-  path: string;
+  /** Path relative to the base URL: `invoices/`, or built with the `path` tag when it holds a value. */
+  path: string | RoutedPath;
   query?: QueryParams | undefined;
   /** JSON body. */
   body?: object | undefined;
@@ -78,6 +80,9 @@ export interface Endpoint<P, R, T = R, B extends BuiltRequest = BuiltRequest> {
 interface Call<P, R, T, B extends BuiltRequest> {
   endpoint: Endpoint<P, R, T, B>;
   built: B;
+  /** The path relative to the base URL, values encoded, and its template (for tracing). */
+  path: string;
+  route: string;
   options: CallOptions;
   context: RequestContext;
   /** The full URL, query included: built once, when the call is checked. */
@@ -92,6 +97,10 @@ interface Exchange {
   headers: Headers;
   body: unknown;
 }
+
+/** The SDK's tracing channels (see core/diagnostics.ts); `undefined` where the runtime has none. */
+const requestTracing = tracingChannel('billing-sdk:request');
+const attemptTracing = tracingChannel('billing-sdk:attempt');
 
 /** setTimeout cannot hold more; a longer timeout means none (a larger value would fire at once). */
 const MAX_TIMER = 2_147_483_647;
@@ -143,7 +152,11 @@ export class ApiCore {
    * A paginated GET. The checks run when the list is first awaited or iterated, so a bad parameter
    * rejects (nothing is sent); every page is the same checked request with another `page`.
    */
-  list<P, T>(endpoint: Endpoint<P, PageEnvelope<T>>, params: unknown, options: unknown): PagePromise<T> {
+  list<P, T, B extends BuiltRequest>(
+    endpoint: Endpoint<P, PageEnvelope<T>, PageEnvelope<T>, B>,
+    params: unknown,
+    options: unknown,
+  ): PagePromise<T> {
     return new PagePromise(async () => {
       const call = this.#prepare(endpoint, params, options);
       const query: Record<string, unknown> = { ...call.built.query };
@@ -155,7 +168,7 @@ export class ApiCore {
         const signal = caller && stop ? anySignal([caller, stop]) : (caller ?? stop);
         if (page === start) return this.#send({ ...call, options: { ...call.options, signal } });
         const built = { ...call.built, query: { ...query, page } };
-        const url = this.#options.baseUrl + built.path + queryString(built.query);
+        const url = this.#options.baseUrl + call.path + queryString(built.query);
         return this.#send({ ...call, built, url, options: { ...call.options, signal } });
       };
       return loadFirstPage(load, start, pageSize);
@@ -170,19 +183,31 @@ export class ApiCore {
   ): Call<P, R, T, B> {
     const { operation, method } = endpoint;
     const call = callOptions(operation, options, this.#options);
-    const { built, search, body } = buildRequest(
+    const { built, path, route, search, body } = buildRequest(
       endpoint,
       check(operation, params, endpoint.rules, endpoint.cross),
     );
     return {
       endpoint,
       built,
+      path,
+      route,
       options: call,
-      context: { operation, method, path: this.#options.basePath + built.path },
-      url: this.#options.baseUrl + built.path + search,
+      context: { operation, method, path: this.#options.basePath + path },
+      url: this.#options.baseUrl + path + search,
       headers: this.#headers(body !== undefined, call.headers),
       body,
     };
+  }
+
+  /**
+   * Sends the call, on the `billing-sdk:request` tracing channel when anyone listens (checked once
+   * per call: an unobserved call builds no trace).
+   */
+  #send<P, R, T, B extends BuiltRequest>(call: Call<P, R, T, B>): Promise<WithResponse<T>> {
+    if (!isTraced(requestTracing)) return this.#retried(call, undefined);
+    const trace = this.#trace(call);
+    return requestTracing.tracePromise(() => this.#retried(call, trace), trace);
   }
 
   /**
@@ -190,7 +215,10 @@ export class ApiCore {
    * when to try again; the wait runs in `onFailedAttempt` (p-retry awaits it), so the server's
    * Retry-After and our backoff are one decision, cancelled by the caller's signal.
    */
-  async #send<P, R, T, B extends BuiltRequest>(call: Call<P, R, T, B>): Promise<WithResponse<T>> {
+  async #retried<P, R, T, B extends BuiltRequest>(
+    call: Call<P, R, T, B>,
+    trace: RequestTrace | undefined,
+  ): Promise<WithResponse<T>> {
     const { endpoint, context, options } = call;
     const { signal } = options;
     const { url } = call;
@@ -205,7 +233,9 @@ export class ApiCore {
     let attempts = 0;
     const attempt = () => {
       attempts++;
-      const exchange = this.#admitted(call, url);
+      const exchange = trace
+        ? traceAttempt(trace, attempts, () => this.#admitted(call, url))
+        : this.#admitted(call, url);
       return this.logger.enabled('debug')
         ? this.#logAttempt(exchange, context, attempts, options.maxRetries + 1)
         : exchange;
@@ -404,6 +434,19 @@ export class ApiCore {
     );
   }
 
+  /** The context of a traced call: what the call is, never a value it carries. */
+  #trace<P, R, T, B extends BuiltRequest>(call: Call<P, R, T, B>): RequestTrace {
+    const { hostname, port, protocol } = new URL(this.#options.baseUrl);
+    return {
+      operation: call.context.operation,
+      method: call.endpoint.method,
+      route: this.#options.basePath + call.route,
+      serverAddress: hostname,
+      serverPort: port ? Number(port) : protocol === 'https:' ? 443 : 80,
+      attempt: 0,
+    };
+  }
+
   #headers(hasBody: boolean, extra: Record<string, string> | undefined): Record<string, string> {
     if (!hasBody && !extra) return this.#baseHeaders;
     // Per-call headers override the defaults, never the credentials.
@@ -421,14 +464,17 @@ export class ApiCore {
 function buildRequest<P, R, T, B extends BuiltRequest>(
   endpoint: Endpoint<P, R, T, B>,
   params: Record<string, unknown>,
-): { built: B; search: string; body: string | undefined } {
+): { built: B; path: string; route: string; search: string; body: string | undefined } {
   try {
     // The one place parameters become `P`: `check` let through only the fields of its rules,
     // each passing them.
     const built = endpoint.build(params as P);
+    const { path, route } =
+      typeof built.path === 'string' ? { path: built.path, route: built.path } : built.path;
     // Encoded once, here: a value it refuses fails the call before anything is sent.
     const search = queryString(built.query);
-    return { built, search, body: built.body === undefined ? undefined : JSON.stringify(built.body) };
+    const body = built.body === undefined ? undefined : JSON.stringify(built.body);
+    return { built, path, route, search, body };
   } catch (error) {
     if (error instanceof UnsafeUrlValue) throw new InvalidRequestError(endpoint.operation, [error.issue]);
     throw error;
@@ -477,6 +523,38 @@ export function errorForStatus(
 ): APIError {
   const ErrorClass = byStatus[status] ?? (status >= 500 ? InternalServerError : APIError);
   return new ErrorClass(status, headers, body, request);
+}
+
+/**
+ * One attempt on the `billing-sdk:attempt` tracing channel; its outcome (status, request id, the
+ * server's Retry-After) is noted on the attempt's context and on the call's before the channel's
+ * end events.
+ */
+function traceAttempt(request: RequestTrace, n: number, run: () => Promise<Exchange>): Promise<Exchange> {
+  const trace: AttemptTrace = {
+    request,
+    operation: request.operation,
+    method: request.method,
+    route: request.route,
+    attempt: n,
+  };
+  request.attempt = n;
+  const note = (status: number | undefined, requestId: string | undefined, retryAfterMs?: number) => {
+    trace.status = request.status = status;
+    trace.requestId = request.requestId = requestId;
+    trace.retryAfterMs = request.retryAfterMs = retryAfterMs;
+  };
+  return (attemptTracing as NonNullable<typeof attemptTracing>).tracePromise(async () => {
+    try {
+      const exchange = await run();
+      note(exchange.status, requestIdOf(exchange.headers));
+      return exchange;
+    } catch (error) {
+      const failed = error as { status?: number; requestId?: string; retryAfterMs?: number };
+      note(failed.status, failed.requestId, failed.retryAfterMs);
+      throw error;
+    }
+  }, trace);
 }
 
 /** `value`, or a rejection with `onAbort()`'s error as soon as `signal` aborts (a wait for a probe is cancellable). */

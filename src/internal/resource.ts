@@ -44,8 +44,8 @@ export abstract class APIResource {
    *
    * @internal
    */
-  protected _list<P, T>(
-    endpoint: Endpoint<P, PageEnvelope<T>>,
+  protected _list<P, T, B extends BuiltRequest>(
+    endpoint: Endpoint<P, PageEnvelope<T>, PageEnvelope<T>, B>,
     params: P,
     options: RequestOptions | undefined,
   ): PagePromise<T> {

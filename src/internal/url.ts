@@ -23,17 +23,32 @@ export class UnsafeUrlValue extends Error {
 }
 
 /**
- * Builds a path from a template, percent-encoding every interpolated value as one segment, so an
- * id such as `a/b?c` can never change which endpoint is called. Refuses `.` and `..` (the URL
- * parser would move up the path even when they are percent-encoded), empty segments and strings
- * with a lone surrogate (which `encodeURIComponent` cannot encode).
- *
- * @example path`transactions/${accountRefId}/`
+ * A path built by the {@link path} tag: the path itself, and its template with each value replaced
+ * by its name (`account/{account_ref_id}/status/`), which tracing publishes as the route: never
+ * an id.
  */
-export function path(strings: TemplateStringsArray, ...values: unknown[]): string {
+export interface RoutedPath {
+  readonly path: string;
+  readonly route: string;
+}
+
+/**
+ * Builds a path from a template, percent-encoding every interpolated value as one segment, so an
+ * id such as `a/b?c` can never change which endpoint is called. Each value is given by name, as a
+ * one-key object, so the route (the template) is known too. Refuses `.` and `..` (the URL parser
+ * would move up the path even when they are percent-encoded), empty segments and strings with a
+ * lone surrogate (which `encodeURIComponent` cannot encode).
+ *
+ * @example path`transactions/${{ account_ref_id }}/`
+ */
+export function path(
+  strings: TemplateStringsArray,
+  ...values: Readonly<Record<string, unknown>>[]
+): RoutedPath {
   let out = strings[0] ?? '';
+  let route = out;
   for (let i = 0; i < values.length; i++) {
-    const value = values[i];
+    const [name, value] = Object.entries(values[i] ?? {})[0] ?? ['', undefined];
     if (
       typeof value !== 'string' ||
       value === '' ||
@@ -42,13 +57,15 @@ export function path(strings: TemplateStringsArray, ...values: unknown[]): strin
       !isWellFormed(value)
     ) {
       throw new UnsafeUrlValue({
-        field: 'path',
-        message: `segment ${i + 1} must be a non-empty, well-formed string other than "." and ".."`,
+        field: name || 'path',
+        message: `(path segment ${i + 1}) must be a non-empty, well-formed string other than "." and ".."`,
       });
     }
-    out += encodeURIComponent(value) + (strings[i + 1] ?? '');
+    const rest = strings[i + 1] ?? '';
+    out += encodeURIComponent(value) + rest;
+    route += `{${name}}${rest}`;
   }
-  return out;
+  return { path: out, route };
 }
 
 /** `?a=1&b=x` from the present values, or `''` when there are none. */

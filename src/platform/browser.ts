@@ -4,6 +4,7 @@
  */
 import pRetry from 'p-retry';
 import type { Dispatcher } from 'undici';
+import type { DiagnosticsModule } from '../internal/diagnostics.js';
 import type { Engine } from '../internal/transport/engine.js';
 import * as joseVerify from '../links/jose-verify.js';
 
@@ -25,4 +26,17 @@ export async function loadPRetry(): Promise<typeof pRetry> {
 /** Static here, so a bundler drops it from apps that never verify (lazy, it would share signing's chunk). */
 export async function loadJoseVerify(): Promise<typeof joseVerify> {
   return joseVerify;
+}
+
+/**
+ * No import of a Node built-in here: workerd (with `nodejs_compat`) hands `node:diagnostics_channel`
+ * out through `process.getBuiltinModule`; browsers have no `process`, so nothing is published there.
+ */
+export function diagnosticsModule(): DiagnosticsModule | undefined {
+  const g = globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } };
+  try {
+    return g.process?.getBuiltinModule?.('node:diagnostics_channel') as DiagnosticsModule | undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -11,12 +11,16 @@
  * - `defaultEngine`: ky's engine when the user gives no `fetch`: in Node undici's dispatcher API
  *   (loaded on the first request); none in the browser build, which must not see undici or
  *   node:zlib.
+ * - `diagnosticsModule`: `node:diagnostics_channel` (imported on servers; in the browser/worker build
+ *   taken from `process.getBuiltinModule` where the runtime has it, as workerd with `nodejs_compat`
+ *   does, so browsers see no Node built-in and publish nothing).
  * - `loadPRetry`, `loadJoseVerify`: loaded on first use on servers (import time); static in
  *   bundles, where a chunk of their own would cost more bytes than it saves (p-retry) or be shared
  *   with signing (jose's verify part).
  */
 
 export { defaultEngine } from '../internal/transport/default-engine.js';
+export { diagnosticsModule } from './diagnostics.js';
 export { loadJoseVerify } from './load-jose-verify.js';
 export { loadPRetry } from './load-p-retry.js';
 export { userAgent } from './user-agent.js';

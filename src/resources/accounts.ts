@@ -48,7 +48,7 @@ export const accountStatus = endpoint<AccountStatusParams, AccountStatus>({
   method: 'GET',
   rules: { account_ref_id: [required, segment], subscription: [text], tier: [text] },
   cross: tierNeedsSubscription,
-  build: ({ account_ref_id, ...query }) => ({ path: path`account/${account_ref_id}/status/`, query }),
+  build: ({ account_ref_id, ...query }) => ({ path: path`account/${{ account_ref_id }}/status/`, query }),
   schema: AccountStatusSchema,
 });
 

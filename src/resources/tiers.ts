@@ -21,7 +21,7 @@ const listTiers = endpoint<TierListParams, PageEnvelope<SubscriptionTier>>({
   method: 'GET',
   rules: { subscription_name: [segment], ...pageRules },
   build: ({ subscription_name, ...query }) => ({
-    path: subscription_name === undefined ? 'tiers/' : path`tiers/${subscription_name}/`,
+    path: subscription_name === undefined ? 'tiers/' : path`tiers/${{ subscription_name }}/`,
     query,
   }),
   schema: envelope(SubscriptionTierSchema),

@@ -22,7 +22,7 @@ const listTransactions = endpoint<TransactionListParams, PageEnvelope<Transactio
   operation: 'transactions.list',
   method: 'GET',
   rules: { account_ref_id: [required, segment], status: [oneOf(TRANSACTION_STATUSES)], ...pageRules },
-  build: ({ account_ref_id, ...query }) => ({ path: path`transactions/${account_ref_id}/`, query }),
+  build: ({ account_ref_id, ...query }) => ({ path: path`transactions/${{ account_ref_id }}/`, query }),
   schema: envelope(TransactionSchema),
 });
 

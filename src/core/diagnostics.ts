@@ -1,0 +1,89 @@
+/**
+ * What the SDK publishes on `diagnostics_channel` (Node, Deno, Bun, and workerd with
+ * `nodejs_compat`; nothing in browsers). Subscribe with `node:diagnostics_channel`:
+ *
+ * - `tracingChannel('billing-sdk:request')`: one trace per call (per page of a list), its context a
+ *   {@link RequestTrace}. Its `start`, `end`, `asyncStart`, `asyncEnd` and `error` events follow
+ *   Node's TracingChannel contract.
+ * - `tracingChannel('billing-sdk:attempt')`: one trace per attempt of a call, its context an
+ *   {@link AttemptTrace}: retries show as further attempts.
+ * - `channel('billing-sdk:access')`: the access cache's {@link AccessEvent}s.
+ * - `channel('billing-sdk:tracker')`: the usage tracker's {@link TrackerEvent}s.
+ *
+ * Nothing is built or published while a channel has no subscriber. No message holds an id, a key,
+ * an e-mail or a query value: `route` is the path template. A subscriber that throws does not
+ * change the call's result (Node reports its error as an uncaught exception, as it does for every
+ * channel).
+ *
+ * @module
+ */
+
+/** The context of one call on the `billing-sdk:request` tracing channel; filled in as the call goes. */
+export interface RequestTrace {
+  /** The SDK method: `invoices.list`. */
+  readonly operation: string;
+  readonly method: 'GET' | 'POST';
+  /** The path template from the host: `/api/account/{account_ref_id}/status/`. Never an id. */
+  readonly route: string;
+  /** The API's host name (OpenTelemetry's `server.address`). */
+  readonly serverAddress: string;
+  /** The API's port, the scheme's default when the base URL names none. */
+  readonly serverPort: number;
+  /** Attempts started so far (1 on the first). */
+  attempt: number;
+  /** The last attempt's HTTP status, once there was one. */
+  status?: number | undefined;
+  /** The last response's request id (`x-request-id`), once there was one. */
+  requestId?: string | undefined;
+  /** The wait the server asked for (Retry-After) in the last response, in ms. */
+  retryAfterMs?: number | undefined;
+  /** Set by the tracing channel when the call fails: the `BillingError` the caller gets. */
+  error?: unknown;
+  /** Set by the tracing channel when the call succeeds: `{ data, response }`. */
+  result?: unknown;
+}
+
+/** The context of one attempt on the `billing-sdk:attempt` tracing channel. */
+export interface AttemptTrace {
+  /** The call this attempt belongs to. */
+  readonly request: RequestTrace;
+  readonly operation: string;
+  readonly method: 'GET' | 'POST';
+  readonly route: string;
+  /** 1 for the first attempt, 2 for the first retry, … */
+  readonly attempt: number;
+  /** The HTTP status of this attempt's response, when there was one. */
+  status?: number | undefined;
+  requestId?: string | undefined;
+  retryAfterMs?: number | undefined;
+  /** Set by the tracing channel when the attempt fails. */
+  error?: unknown;
+  /** Set by the tracing channel when the attempt succeeds. */
+  result?: unknown;
+}
+
+/** What the access cache publishes on `billing-sdk:access`. */
+export interface AccessEvent {
+  /**
+   * `hit`: answered from memory (or the shared store) within its ttl; `stale`: answered with an
+   * old answer while a refresh runs; `miss`: the lookup waits for the API; `refresh`: a request to
+   * the API started; `invalidate`: an account was invalidated; `error`: a refresh or the store
+   * failed (the lookup may still have been answered).
+   */
+  readonly event: 'hit' | 'miss' | 'stale' | 'refresh' | 'invalidate' | 'error';
+  /** What was looked up: `accounts.status` or `entitlements.check`; absent for `invalidate`. */
+  readonly operation?: 'accounts.status' | 'entitlements.check' | undefined;
+}
+
+/** What the usage tracker publishes on `billing-sdk:tracker`. */
+export interface TrackerEvent {
+  /**
+   * `queued`: an event was appended to the spool; `sent`: the API recorded one; `retry`: a send
+   * failed and will be retried; `dead-letter`: the API refused one for good.
+   */
+  readonly event: 'queued' | 'sent' | 'retry' | 'dead-letter';
+  /** Events in the spool not yet recorded (the queue depth) after this step. */
+  readonly queued: number;
+  /** Events being sent now. */
+  readonly inFlight: number;
+}

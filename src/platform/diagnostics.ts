@@ -1,0 +1,7 @@
+import * as diagnosticsChannel from 'node:diagnostics_channel';
+import type { DiagnosticsModule } from '../internal/diagnostics.js';
+
+/** Node, Deno and Bun all have `node:diagnostics_channel`; the server builds import it. */
+export function diagnosticsModule(): DiagnosticsModule | undefined {
+  return diagnosticsChannel as DiagnosticsModule;
+}
