@@ -49,7 +49,9 @@ export interface ClientOptions {
    * given, e.g. `new Agent({ connections: 16, keepAliveTimeout: 10_000 })`, a `ProxyAgent`, or
    * `getGlobalDispatcher()` to share Node's global one. Default: one undici `Agent` shared by every
    * client in the process, with undici's defaults (those of Node's fetch): no limit on connections
-   * per origin, idle sockets kept 4 s. Cannot be combined with `fetch`.
+   * per origin, idle sockets kept 4 s; when `HTTPS_PROXY`/`HTTP_PROXY` is set (read once, on the
+   * first request), undici's `EnvHttpProxyAgent` instead, honouring `NO_PROXY`. Cannot be combined
+   * with `fetch`.
    */
   dispatcher?: Dispatcher | undefined;
   /** Headers sent with every request. Per-call headers override them; neither can override the credentials. */

@@ -1,21 +1,55 @@
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import type { Dispatcher } from 'undici';
+import type { Dispatcher, EnvHttpProxyAgent } from 'undici';
 import type { Engine, WireResponse } from './engine.js';
 import { BodyTooLarge } from './read-body.js';
 
 let shared: Promise<Dispatcher> | undefined;
 
 /**
- * The dispatcher every client in the process shares unless given one: an undici `Agent` with
- * undici's defaults, which are also what Node's fetch runs on: no limit on connections per origin,
- * idle sockets kept 4 s (or what the server's `Keep-Alive` header says), 300 s header and body
- * timeouts (the SDK's own `timeout` is shorter). undici is loaded on the first request, so an
- * application that never calls the API never loads it.
+ * The dispatcher every client in the process shares unless given one. With none of `HTTPS_PROXY`,
+ * `HTTP_PROXY` (or `https_proxy`, `http_proxy`) set, an undici `Agent` with undici's defaults, which
+ * are also what Node's fetch runs on: no limit on connections per origin, idle sockets kept 4 s (or
+ * what the server's `Keep-Alive` header says), 300 s header and body timeouts (the SDK's own
+ * `timeout` is shorter). With one set, undici's `EnvHttpProxyAgent` with the same defaults, which
+ * sends through the proxy every request whose host `NO_PROXY` does not name (see {@link proxyEnv}).
+ * The environment is read once, here, on the first request: a change later in the process is not
+ * seen. undici is loaded on the first request, so an application that never calls the API never
+ * loads it.
  */
 function sharedDispatcher(): Promise<Dispatcher> {
-  shared ??= import('undici').then(({ Agent }) => new Agent());
+  shared ??= import('undici').then(({ Agent, EnvHttpProxyAgent }) => {
+    const proxy = proxyEnv();
+    if (!proxy) return new Agent();
+    try {
+      return new EnvHttpProxyAgent(proxy);
+    } catch (error) {
+      // Not the value itself: a proxy URL may hold a password.
+      throw new TypeError('fetch failed', {
+        cause: new Error(`HTTP(S)_PROXY is not a proxy URL undici can use: ${(error as Error).message}`),
+      });
+    }
+  });
   return shared;
+}
+
+/**
+ * The proxy settings in the environment, read as undici's `EnvHttpProxyAgent` reads them (the
+ * lowercase name wins when both are set, even empty; an empty value is no proxy), or `undefined`
+ * when no proxy is set. An https target goes through the https proxy, else the http one, in a
+ * CONNECT tunnel: the proxy sees the target's host and port, never the request or its key. An http
+ * target (in clear anyway) goes through the http proxy as an absolute-form request: `proxyTunnel:
+ * false`, as curl does, since undici 7 would tunnel it too and proxies often refuse CONNECT to a
+ * port other than 443. `NO_PROXY` lists the hosts reached directly (`host`, `.domain`, `*.domain`,
+ * each optionally `:port`; the whole value `*`: all); loopback is not exempt unless listed. It is
+ * passed as read: undici would otherwise read it again on every request.
+ */
+function proxyEnv(): EnvHttpProxyAgent.Options | undefined {
+  const env = process.env;
+  const httpProxy = env.http_proxy ?? env.HTTP_PROXY ?? '';
+  const httpsProxy = env.https_proxy ?? env.HTTPS_PROXY ?? '';
+  if (!httpProxy && !httpsProxy) return undefined;
+  return { httpProxy, httpsProxy, noProxy: env.no_proxy ?? env.NO_PROXY ?? '', proxyTunnel: false };
 }
 
 const utf8 = new TextDecoder();
