@@ -17,6 +17,8 @@ export type Answer =
 
 /** A lookup the cache can answer: what identifies it, and how to ask the service. */
 export interface Question {
+  /** The client operation that answers it (published on `billing-sdk:access`). */
+  operation: 'accounts.status' | 'entitlements.check';
   /** The account whose invalidation drops this answer. */
   account: string;
   /** Identifies the answer across instances (no generation in it). */
@@ -46,6 +48,7 @@ export function isActiveIn(status: AccountStatus): boolean {
 export function statusQuestion(params: AccountStatusParams): Question {
   const { account_ref_id, subscription, tier } = params;
   return {
+    operation: 'accounts.status',
     account: account_ref_id,
     key: JSON.stringify(['status', account_ref_id, subscription ?? null, tier ?? null]),
     ask: (billing, signal) =>
@@ -63,6 +66,7 @@ export function statusQuestion(params: AccountStatusParams): Question {
 export function entitlementQuestion(params: EntitlementCheckParams): Question {
   const { account_ref_id, product_code, entitlement_code } = params;
   return {
+    operation: 'entitlements.check',
     account: account_ref_id,
     key: JSON.stringify(['entitlement', account_ref_id, product_code, entitlement_code]),
     ask: (billing, signal) =>

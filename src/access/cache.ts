@@ -1,8 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import { attemptTimeoutOf, type BillingClient } from '../client.js';
+import type { AccessEvent } from '../core/diagnostics.js';
 import { APIUserAbortError, InvalidRequestError } from '../core/errors.js';
 import { abortSignal, check, text } from '../internal/checks.js';
 import { type Clock, clockOf } from '../internal/clock.js';
+import { channel, publish } from '../internal/diagnostics.js';
 import { untilSignal } from '../internal/signals.js';
 import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
 import { checkEntitlement, type EntitlementCheckParams } from '../resources/entitlements.js';
@@ -81,6 +83,11 @@ interface Entry {
   answer: Answer;
   at: number;
 }
+
+/** Where the cache's steps are published (see core/diagnostics.ts); `undefined` in browsers. */
+const accessChannel = /* @__PURE__ */ channel('billing-sdk:access');
+const tell = (event: AccessEvent['event'], operation?: AccessEvent['operation']) =>
+  publish(accessChannel, (): AccessEvent => (operation ? { event, operation } : { event }));
 
 /** How often an instance looks whether another one's request for the same answer is done. */
 const SHARED_POLL_MS = 10;
@@ -194,6 +201,7 @@ class Cache implements AccessCache {
     check('access.invalidate', { account_ref_id }, { account_ref_id: [text] });
     this.#counts.invalidations++;
     this.#generations.bump(account_ref_id);
+    tell('invalidate');
     if (!this.#o.store) return;
     try {
       await this.#o.store.invalidate(account_ref_id);
@@ -242,9 +250,9 @@ class Cache implements AccessCache {
     const allowStale = held !== undefined && this.#clock.now() - held.at < this.#o.staleMs;
     const status: LRUCache.Status<string, Entry, Question> = {};
     const pending = this.#lru.fetch(key, { allowStale, context: q, status });
-    if (status.returnedStale) this.#counts.stale++;
-    else if (status.fetch === 'hit') this.#counts.hits++;
-    else this.#counts.misses++;
+    const outcome = status.returnedStale ? 'stale' : status.fetch === 'hit' ? 'hit' : 'miss';
+    this.#counts[outcome === 'hit' ? 'hits' : outcome === 'miss' ? 'misses' : 'stale']++;
+    tell(outcome, q.operation);
     const entry = await (signal ? untilSignal(pending, signal, aborted) : pending);
     // lru-cache answers nothing only for a request it dropped, which only close() does.
     if (!entry) throw closedError(operation);
@@ -254,6 +262,7 @@ class Cache implements AccessCache {
   /** Fills or refreshes one answer: lru-cache calls it once per key at a time (single-flight). */
   async #refresh(q: Question, stale: Entry | undefined, set: { ttl?: number }): Promise<Entry> {
     this.#counts.refreshes++;
+    tell('refresh', q.operation);
     try {
       const shared = this.#o.store && this.#clock.now() >= this.#storePausedUntil;
       const entry = shared ? await this.#shared(q) : await this.#ask(q);
@@ -261,6 +270,7 @@ class Cache implements AccessCache {
       set.ttl = Math.max(1, ttl - (this.#clock.now() - entry.at));
       return entry;
     } catch (error) {
+      tell('error', q.operation);
       // Lookups that waited get the error; one that was served the old answer never sees it.
       if (stale !== undefined) this.#o.onError(error);
       throw error;
@@ -287,6 +297,7 @@ class Cache implements AccessCache {
         read = await store.read(q.key, q.account, leaseMs);
       } catch (error) {
         this.#storePausedUntil = this.#clock.now() + STORE_PAUSE_MS;
+        tell('error', q.operation);
         this.#o.onError(error);
         return this.#ask(q);
       }

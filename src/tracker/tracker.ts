@@ -1,4 +1,5 @@
 import type { BillingClient } from '../client.js';
+import type { TrackerEvent } from '../core/diagnostics.js';
 import {
   APIError,
   type BillingError,
@@ -7,6 +8,7 @@ import {
   UsageTrackerError,
 } from '../core/errors.js';
 import { check, nonNegative } from '../internal/checks.js';
+import { channel, publish } from '../internal/diagnostics.js';
 import { randomUUID } from '../internal/uuid.js';
 import { type UsageWriteParams, usageWriteRules } from '../resources/usage.js';
 import { type Aggregator, createAggregator } from './aggregator.js';
@@ -116,6 +118,9 @@ function safely(fn: (() => unknown) | undefined): Promise<void> {
   }
 }
 
+/** Where the tracker's steps are published (see core/diagnostics.ts); `undefined` in browsers. */
+const trackerChannel = /* @__PURE__ */ channel('billing-sdk:tracker');
+
 /**
  * Records usage in the background: `track` puts an event in a spool and returns at once; the
  * tracker sends it through `billing.usage.record` (so the client's retries, cooldown and timeouts
@@ -211,6 +216,10 @@ export function createUsageTracker(billing: BillingClient, options?: UsageTracke
 
   // Counters -----------------------------------------------------------------------------------
 
+  /** Publishes a step on `billing-sdk:tracker` with the queue as it is after it. */
+  const tell = (event: TrackerEvent['event']) =>
+    publish(trackerChannel, (): TrackerEvent => ({ event, queued: queuedWeight, inFlight: inFlightWeight }));
+
   const unacknowledged = () => queuedWeight + inFlightWeight + reserved;
 
   const addLocal = (local: Local) => {
@@ -237,8 +246,13 @@ export function createUsageTracker(billing: BillingClient, options?: UsageTracke
   const settled = (local: Local, as: 'recorded' | 'deadLettered' | 'elsewhere') => {
     removeLocal(local);
     summable.delete(local.event.event_key); // when another instance sent it, it was never handed here
-    if (as === 'recorded') recorded += local.weight;
-    else if (as === 'deadLettered') deadLettered += local.weight;
+    if (as === 'recorded') {
+      recorded += local.weight;
+      tell('sent');
+    } else if (as === 'deadLettered') {
+      deadLettered += local.weight;
+      tell('dead-letter');
+    }
     for (const waiter of flushWaiters) {
       if (waiter.remaining.delete(local.id) && waiter.remaining.size === 0) {
         flushWaiters.delete(waiter);
@@ -503,6 +517,7 @@ export function createUsageTracker(billing: BillingClient, options?: UsageTracke
           retries++;
           report(error, local.event);
           setSending(local, false);
+          tell('retry');
           ready.unshift(local);
           // Sends that were already under way when the backoff began do not lengthen it.
           if (sentIn === generation) backOff(error);
@@ -614,6 +629,7 @@ export function createUsageTracker(billing: BillingClient, options?: UsageTracke
     const id = ids[0] as string;
     if (!locals.has(id)) addLocal({ id, event: spooled, weight: 1, since, handed: false, sending: false });
     else (locals.get(id) as Local).since = since;
+    tell('queued');
     wakeSoon();
     return { event_key };
   }
