@@ -1,5 +1,6 @@
 import { memoryCooldown } from './core/cooldown.js';
 import type { ClientOptions } from './core/options.js';
+import { checkOptionsObject } from './internal/checks.js';
 import { resolveOptions } from './internal/options.js';
 import { ApiCore } from './internal/request.js';
 import { Accounts } from './resources/accounts.js';
@@ -62,9 +63,12 @@ export class BillingClient {
   /**
    * @param options - see {@link ClientOptions}; `apiKey` and `baseUrl` default to the env variables
    * `BILLING_API_KEY` and `BILLING_BASE_URL`.
-   * @throws {@link BillingError} when the key or base URL is missing or unsafe.
+   * @throws {@link InvalidRequestError} when `options` is not a plain object, or the key or base URL
+   * is missing or unsafe.
    */
   constructor(options: ClientOptions = {}) {
+    // Before the spread below: `{ ...null }` and `{ ...42 }` are `{}`, which would pass for no options.
+    checkOptionsObject('new BillingClient', options);
     // The cooldown is made here, not among the options' defaults, so clients from withOptions share it.
     const withCooldown = { ...options, cooldown: options.cooldown ?? memoryCooldown() };
     this.#options = withCooldown;
@@ -82,12 +86,16 @@ export class BillingClient {
   /**
    * A new client with some options changed and the rest shared.
    *
+   * @throws {@link InvalidRequestError} when `options` is not a plain object (operation
+   * `withOptions`), or an option is invalid (operation `new BillingClient`).
+   *
    * @example
    * ```ts
    * const patient = billing.withOptions({ timeout: 120_000, maxRetries: 5 });
    * ```
    */
   withOptions(options: ClientOptions): BillingClient {
+    checkOptionsObject('withOptions', options);
     return new BillingClient({ ...this.#options, ...options });
   }
 }

@@ -124,11 +124,6 @@ export function createAccessCache(billing: BillingClient, options: AccessCacheOp
       { field: 'billing', message: 'must be a BillingClient' },
     ]);
   }
-  if (options === null) {
-    throw new InvalidRequestError('createAccessCache', [
-      { field: 'options', message: 'must be a plain object' },
-    ]);
-  }
   const o = resolveAccessOptions(options);
   const clock: Clock = clockOf(options);
   return new Cache(billing, o, clock);

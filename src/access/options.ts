@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '../core/errors.js';
-import { check, func, integer, positive, type Rule } from '../internal/checks.js';
+import { checkOptions, func, integer, positive, type Rule } from '../internal/checks.js';
 import type { AccessStore } from './store.js';
 
 /** Options of {@link createAccessCache}. Every one has a default. */
@@ -68,9 +68,12 @@ const rules: Record<keyof AccessCacheOptions, Rule[]> = {
   onError: [func],
 };
 
-/** Checks the options like client options (one {@link InvalidRequestError} naming each bad one) and applies defaults. */
+/**
+ * Checks the options like client options (one {@link InvalidRequestError} naming each bad one; one
+ * naming `options` when they are not a plain object or `undefined`, `null` included) and applies defaults.
+ */
 export function resolveAccessOptions(options: unknown): ResolvedAccessOptions {
-  const given = check(OPERATION, options, rules, undefined, 'options.') as AccessCacheOptions;
+  const given = checkOptions(OPERATION, options, rules) as AccessCacheOptions;
   const ttlMs = given.ttlMs ?? 30_000;
   const denyTtlMs = given.denyTtlMs ?? 5_000;
   const staleMs = given.staleMs ?? Math.max(300_000, ttlMs, denyTtlMs);

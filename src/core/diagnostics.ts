@@ -22,6 +22,7 @@
 export interface RequestTrace {
   /** The SDK method: `invoices.list`. */
   readonly operation: string;
+  /** The HTTP method. */
   readonly method: 'GET' | 'POST';
   /** The path template from the host: `/api/account/{account_ref_id}/status/`. Never an id. */
   readonly route: string;
@@ -47,14 +48,19 @@ export interface RequestTrace {
 export interface AttemptTrace {
   /** The call this attempt belongs to. */
   readonly request: RequestTrace;
+  /** The call's SDK method, as on {@link RequestTrace.operation}. */
   readonly operation: string;
+  /** The HTTP method. */
   readonly method: 'GET' | 'POST';
+  /** The call's path template, as on {@link RequestTrace.route}. */
   readonly route: string;
   /** 1 for the first attempt, 2 for the first retry, … */
   readonly attempt: number;
   /** The HTTP status of this attempt's response, when there was one. */
   status?: number | undefined;
+  /** This attempt's response's request id (`x-request-id`), when there was one. */
   requestId?: string | undefined;
+  /** The wait this attempt's response asked for (Retry-After), in ms. */
   retryAfterMs?: number | undefined;
   /** Set by the tracing channel when the attempt fails. */
   error?: unknown;

@@ -116,9 +116,75 @@ export const pageRules: ParamRules<{ page?: number; page_size?: number }> = {
 /** An object literal or `Object.create(null)`: not an array, a Date, a Map or a class instance. */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null) return false;
-  const proto = Object.getPrototypeOf(value);
+  let proto: unknown;
+  try {
+    proto = Object.getPrototypeOf(value);
+  } catch {
+    // A proxy whose getPrototypeOf trap throws is no plain object: refused, not a TypeError.
+    return false;
+  }
   return proto === Object.prototype || proto === null;
 }
+
+/**
+ * Refuses an options argument that is not a plain object: `null`, a primitive, an array, a Date, a
+ * Map, a boxed primitive, a function or a class instance throws one {@link InvalidRequestError} of
+ * `operation` naming `field`; `undefined` passes (it means the defaults). Every constructor and
+ * factory that takes options decides it here, once: left to themselves, `{ ...null }` and
+ * `{ ...42 }` spread to `{}`, `check()` treats `null` as absent, and reading a field of `null`
+ * throws a `TypeError`, so bad options would be accepted silently or fail the wrong way.
+ */
+export function checkOptionsObject(
+  operation: string,
+  options: unknown,
+  field = 'options',
+): asserts options is Record<string, unknown> | undefined {
+  if (options === undefined || isPlainObject(options)) return;
+  throw new InvalidRequestError(operation, [
+    { field, message: `must be a plain object or undefined (got ${kindOf(options)})` },
+  ]);
+}
+
+/**
+ * {@link check} of an options argument: refused unless a plain object or `undefined` (see
+ * {@link checkOptionsObject}), and its fields named `options.<name>`.
+ */
+export function checkOptions(
+  operation: string,
+  options: unknown,
+  rules: Rules,
+  cross?: CrossRule,
+): Record<string, unknown> {
+  checkOptionsObject(operation, options);
+  return check(operation, options, rules, cross, 'options.');
+}
+
+/** What a value is, for an error message: its type or class, never its content (it may hold a key). */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+  try {
+    if (Array.isArray(value)) return 'an array';
+    const name: unknown = Object.getPrototypeOf(value)?.constructor?.name;
+    return typeof name === 'string' && name ? `an instance of ${name}` : 'an object with a prototype';
+  } catch {
+    // A revoked proxy, or one whose traps throw: still an answer.
+    return 'an object that cannot be inspected';
+  }
+}
+
+/** A Redis client as `billing-sdk/redis` uses it: anything with a `sendCommand` method. */
+export const redisClient: Rule = (v) => {
+  let sendCommand: unknown;
+  try {
+    sendCommand = (v as { sendCommand?: unknown } | null)?.sendCommand;
+  } catch {
+    // A revoked proxy or a throwing getter is no client either.
+  }
+  return typeof sendCommand === 'function'
+    ? undefined
+    : 'must be a Redis client with sendCommand (node-redis, or an adapter)';
+};
 
 /**
  * Checks `params` against `rules` and `cross`, and throws one {@link InvalidRequestError} listing

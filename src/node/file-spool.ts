@@ -3,7 +3,7 @@ import { type FileHandle, link, mkdir, open, readFile, rename, unlink, writeFile
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { SpoolError } from '../core/errors.js';
-import { check, integer, required, text } from '../internal/checks.js';
+import { check, checkOptions, integer, required, text } from '../internal/checks.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
 
 /** Options of {@link fileSpool}. */
@@ -78,7 +78,8 @@ const entryLine = (id: string, json: string) => `{"t":"e","id":${JSON.stringify(
  *
  * @param dir - The spool's directory; one process uses it at a time.
  * @param options - {@link FileSpoolOptions}.
- * @throws {@link billing-sdk!InvalidRequestError} when `dir` or an option is invalid.
+ * @throws {@link billing-sdk!InvalidRequestError} when `dir` or an option is invalid, or `options`
+ * is not a plain object or `undefined`.
  *
  * @example
  * ```ts
@@ -89,13 +90,7 @@ const entryLine = (id: string, json: string) => `{"t":"e","id":${JSON.stringify(
  */
 export function fileSpool(dir: string, options?: FileSpoolOptions): Spool {
   check('fileSpool', { dir }, { dir: [required, text] });
-  const opts = check(
-    'fileSpool',
-    options,
-    { compactAfterBytes: [integer(1)] },
-    undefined,
-    'options.',
-  ) as FileSpoolOptions;
+  const opts = checkOptions('fileSpool', options, { compactAfterBytes: [integer(1)] }) as FileSpoolOptions;
   return new FileSpool(dir, opts.compactAfterBytes ?? 8 * 1024 * 1024);
 }
 

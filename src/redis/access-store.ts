@@ -1,6 +1,15 @@
 import type { AccessStore, AccessStoreRead } from '../access/store.js';
 import { BillingError, InvalidRequestError, type InvalidRequestIssue } from '../core/errors.js';
-import { check, integer, positiveNumber, type Rule, text } from '../internal/checks.js';
+import {
+  check,
+  checkOptions,
+  integer,
+  positiveNumber,
+  type Rule,
+  redisClient,
+  required,
+  text,
+} from '../internal/checks.js';
 import { isWellFormed } from '../internal/well-formed.js';
 import { evalScript, px, type RedisLike } from './client.js';
 
@@ -233,8 +242,8 @@ function later(fn: () => void, ms: number): ReturnType<typeof setTimeout> {
  *
  * @param client - A connected node-redis client (`createClient()` from `redis`), or any
  * {@link RedisLike}. It is not closed here: the application owns it.
- * @param options - See {@link RedisAccessStoreOptions}; a bad one throws `InvalidRequestError`
- * naming it.
+ * @param options - See {@link RedisAccessStoreOptions}; a bad one (or options that are not a plain
+ * object, or a client without `sendCommand`) throws `InvalidRequestError` naming it.
  * @example
  * ```ts
  * import { createClient } from 'redis';
@@ -252,7 +261,8 @@ function later(fn: () => void, ms: number): ReturnType<typeof setTimeout> {
  * ```
  */
 export function redisAccessStore(client: RedisLike, options: RedisAccessStoreOptions = {}): AccessStore {
-  const given = check(OPERATION, options, optionRules, undefined, 'options.') as RedisAccessStoreOptions;
+  check(OPERATION, { client }, { client: [required, redisClient] });
+  const given = checkOptions(OPERATION, options, optionRules) as RedisAccessStoreOptions;
   const prefix = given.prefix ?? 'billing-sdk:access:';
   const timeoutMs = given.timeoutMs ?? 500;
   const pollMs = given.pollIntervalMs ?? 25;

@@ -1,4 +1,5 @@
 import type { Cooldown, CooldownGrant } from '../core/cooldown.js';
+import { check, checkOptionsObject, redisClient, required } from '../internal/checks.js';
 import { evalScript, px, type RedisLike } from './client.js';
 
 /** Options of {@link redisCooldown}. */
@@ -74,6 +75,8 @@ const COOLING_TTL_MS = 60 * 60 * 1000;
  *
  * @param client - A connected node-redis client (`createClient()` from `redis`), or any
  * {@link RedisLike}. It is not closed here: the application owns it.
+ * @throws {@link billing-sdk!InvalidRequestError} when `client` has no `sendCommand`, or `options`
+ * is not a plain object.
  * @example
  * ```ts
  * import { createClient } from 'redis';
@@ -85,6 +88,8 @@ const COOLING_TTL_MS = 60 * 60 * 1000;
  * ```
  */
 export function redisCooldown(client: RedisLike, options: RedisCooldownOptions = {}): Cooldown {
+  check('redisCooldown', { client }, { client: [required, redisClient] });
+  checkOptionsObject('redisCooldown', options);
   const prefix = options.prefix ?? 'billing-sdk:cooldown:';
   const keys = [`${prefix}wait`, `${prefix}cooling`, `${prefix}probe`];
   const leaseMs = px(options.probeLeaseMs ?? 10_000);

@@ -1,3 +1,4 @@
+import { check, checkOptionsObject, redisClient, required } from '../internal/checks.js';
 import type { ClaimOutcome, DedupeStore } from '../webhooks/dedupe.js';
 import { evalScript, px, type RedisLike } from './client.js';
 
@@ -57,6 +58,8 @@ const OUTCOMES: readonly unknown[] = ['claimed', 'processing', 'done'] satisfies
  *
  * @param client - A connected node-redis client (`createClient()` from `redis`), or any
  * {@link RedisLike}. It is not closed here: the application owns it.
+ * @throws {@link billing-sdk!InvalidRequestError} when `client` has no `sendCommand`, or `options`
+ * is not a plain object.
  * @example
  * ```ts
  * import { createClient } from 'redis';
@@ -68,6 +71,8 @@ const OUTCOMES: readonly unknown[] = ['claimed', 'processing', 'done'] satisfies
  * ```
  */
 export function redisDedupeStore(client: RedisLike, options: RedisDedupeStoreOptions = {}): DedupeStore {
+  check('redisDedupeStore', { client }, { client: [required, redisClient] });
+  checkOptionsObject('redisDedupeStore', options);
   const prefix = options.prefix ?? 'billing-sdk:webhook:';
   const doneTtlMs = px(options.doneTtlMs ?? 7 * 24 * 60 * 60 * 1000);
   const timeoutMs = options.timeoutMs ?? 2_000;

@@ -1,5 +1,5 @@
 import { InvalidRequestError, SpoolError } from '../core/errors.js';
-import { check, integer, type Rule, required, text } from '../internal/checks.js';
+import { check, checkOptionsObject, integer, redisClient, required, text } from '../internal/checks.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
 import { evalScript, px, type RedisLike } from './client.js';
 
@@ -159,11 +159,6 @@ const CHUNK = 1_000;
 const MAX_TIMER = 2_147_483_647;
 const STREAM_ID = /^\d+-\d+$/;
 
-const redisClient: Rule = (v) =>
-  typeof (v as Partial<RedisLike> | null)?.sendCommand === 'function'
-    ? undefined
-    : 'must be a Redis client with sendCommand (node-redis, or an adapter)';
-
 const rules = {
   stream: [text],
   group: [text],
@@ -194,7 +189,8 @@ const rules = {
  *
  * @param client - A connected node-redis client (`createClient()` from `redis`), or any
  * {@link RedisLike}. It is not closed here: the application owns it.
- * @throws {@link billing-sdk!InvalidRequestError} when an option is invalid, naming it.
+ * @throws {@link billing-sdk!InvalidRequestError} when an option is invalid, naming it (`options`
+ * when they are not a plain object), or when `client` has no `sendCommand`.
  * @example
  * ```ts
  * import { createClient } from 'redis';
@@ -210,6 +206,8 @@ const rules = {
  */
 export function redisSpool(client: RedisLike, options: RedisSpoolOptions = {}): Spool {
   check('redisSpool', { client }, { client: [required, redisClient] });
+  // Field names stay unprefixed (`claimIdleMs`), as before; the options as a whole are `options`.
+  checkOptionsObject('redisSpool', options);
   check('redisSpool', options, rules);
   const stream = options.stream ?? 'billing-sdk:usage';
   const group = options.group ?? 'billing-sdk';

@@ -1,5 +1,14 @@
 import type { BillingError, InvalidRequestIssue } from '../core/errors.js';
-import { check, func, integer, isPlainObject, oneOf, type Rule, required } from '../internal/checks.js';
+import {
+  check,
+  checkOptions,
+  func,
+  integer,
+  isPlainObject,
+  oneOf,
+  type Rule,
+  required,
+} from '../internal/checks.js';
 import { type Clock, clockOf } from '../internal/clock.js';
 import type { UsageEventRefused } from '../schemas/usage.js';
 import { memorySpool } from './memory-spool.js';
@@ -117,11 +126,12 @@ const trackerRules: Record<keyof UsageTrackerOptions, Rule[]> = {
 
 /**
  * Checks the options and fills in defaults: a bad one throws {@link InvalidRequestError} naming it
- * (`options.concurrency`) before the tracker exists. The clock is a test seam ({@link clockOf}),
+ * (`options.concurrency`) before the tracker exists, and so do options that are not a plain object
+ * or `undefined` (`null` included), naming `options`. The clock is a test seam ({@link clockOf}),
  * not a public option.
  */
 export function resolveTrackerOptions(options: unknown): ResolvedTrackerOptions {
-  const o = check('createUsageTracker', options, trackerRules, undefined, 'options.') as UsageTrackerOptions;
+  const o = checkOptions('createUsageTracker', options, trackerRules) as UsageTrackerOptions;
   const clock = clockOf(options);
   return {
     spool: o.spool ?? memorySpool(),

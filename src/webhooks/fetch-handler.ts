@@ -1,3 +1,4 @@
+import { checkOptionsObject } from '../internal/checks.js';
 import { BodyTooLarge, readLimited } from '../internal/transport/read-body.js';
 import {
   deliveryAnswerer,
@@ -14,6 +15,8 @@ import {
  * `maxBodyBytes`, 405 for anything but POST, 400 when the body cannot be read, and 500 when
  * `onEvent` or the dedupe store fails. The returned promise never rejects.
  *
+ * @throws {@link InvalidRequestError} when `options` is not a plain object or an option is invalid.
+ *
  * @example
  * ```ts
  * const handler = createWebhookHandler({
@@ -28,6 +31,7 @@ import {
 export function createWebhookHandler(
   options: WebhookHandlerOptions,
 ): (request: Request) => Promise<Response> {
+  checkOptionsObject('createWebhookHandler', options);
   const answer = deliveryAnswerer(options);
   // A framework may not catch a rejection from its handler (or turn it into an HTML page): always a Response.
   return async (request) => {

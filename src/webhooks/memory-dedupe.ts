@@ -1,3 +1,4 @@
+import { checkOptionsObject } from '../internal/checks.js';
 import type { ClaimOutcome, DedupeStore } from './dedupe.js';
 
 /** Options of {@link memoryDedupeStore}. */
@@ -18,8 +19,10 @@ type Entry = { token: string; expiresAt: number } | 'done';
  * `billing-sdk/redis`).
  *
  * @param options - `{ max, now }`, or `max` alone (the former signature).
+ * @throws {@link InvalidRequestError} when `options` is neither a number nor a plain object.
  */
 export function memoryDedupeStore(options: MemoryDedupeOptions | number = {}): DedupeStore {
+  if (typeof options !== 'number') checkOptionsObject('memoryDedupeStore', options);
   const { max = 10_000, now = Date.now } = typeof options === 'number' ? { max: options } : options;
   // Maps iterate in insertion order, and every write re-inserts: the first entry is the stalest.
   const entries = new Map<string, Entry>();

@@ -1,3 +1,4 @@
+import { checkOptionsObject } from '../internal/checks.js';
 import { deliveryAnswerer, type WebhookHandlerOptions, type WebhookReply } from './handle.js';
 
 /**
@@ -36,6 +37,8 @@ export interface NodeWebhookResponse {
  * itself, or uses `req.body` when a body parser already ran. Same answers as
  * {@link createWebhookHandler}.
  *
+ * @throws {@link InvalidRequestError} when `options` is not a plain object or an option is invalid.
+ *
  * @example
  * ```ts
  * app.post('/webhooks/billing', createNodeWebhookHandler({ onEvent: (event) => queue.push(event) }));
@@ -45,6 +48,7 @@ export interface NodeWebhookResponse {
 export function createNodeWebhookHandler(
   options: WebhookHandlerOptions,
 ): (req: NodeWebhookRequest, res: NodeWebhookResponse) => void {
+  checkOptionsObject('createNodeWebhookHandler', options);
   const answer = deliveryAnswerer(options, 'createNodeWebhookHandler');
   return (req, res) => {
     const send = sendOnce(res);

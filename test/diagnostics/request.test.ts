@@ -28,7 +28,12 @@ function record(): { events: Event[]; stop(): void } {
     tc.subscribe(handlers);
     stops.push(() => tc.unsubscribe(handlers));
   }
-  return { events, stop: () => stops.forEach((s) => s()) };
+  return {
+    events,
+    stop: () => {
+      for (const stop of stops) stop();
+    },
+  };
 }
 
 const ends = (events: Event[], channel: string) =>
