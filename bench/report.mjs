@@ -12,6 +12,8 @@ export const KY = 'ky';
 export const SUBJECT_ON_FETCH = 'billing-sdk-fetch';
 /** The peers billing-sdk must be ahead of at every concurrency (their fetch-based clients). */
 export const FETCH_PEERS = ['openai', 'stripe-fetch'];
+/** billing-sdk with a subscriber on its tracing channels. */
+const TRACED = 'billing-sdk-traced';
 /** stripe-node on node:http: the gap to it is reported, not a goal. */
 export const NODE_HTTP_PEER = 'stripe-node-http';
 /** Issue 14's goals: req/s per concurrency, client CPU at each. */
@@ -192,6 +194,14 @@ export function summarize(data) {
     });
   }
   const notes = [];
+  for (const k of concurrencies) {
+    // Issue 21: what a tracer's subscription costs, and (by the goal above) that none costs nothing.
+    const traced = byName[TRACED] && subject ? cpuRatioTo(samples, TRACED, SUBJECT, k) : null;
+    if (traced?.n)
+      notes.push(
+        `tracing at c=${k}: with a subscriber on billing-sdk:request and billing-sdk:attempt, CPU per request is ${fmtRatio(traced)} billing-sdk's without one (per-round ratio, same run)`,
+      );
+  }
   for (const k of concurrencies) {
     const gap = byName[NODE_HTTP_PEER] && subject ? cpuRatioTo(samples, SUBJECT, NODE_HTTP_PEER, k) : null;
     const rpsGap = byName[NODE_HTTP_PEER]?.cells[k].rps.median / subject?.cells[k].rps.median;

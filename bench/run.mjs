@@ -96,6 +96,7 @@ const ALL_CLIENTS = [
   'fetch',
   'node-http',
   'billing-sdk',
+  'billing-sdk-traced',
   'billing-sdk-fetch',
   'ky',
   'openai',

@@ -26,11 +26,11 @@ export interface RequestTrace {
   readonly method: 'GET' | 'POST';
   /** The path template from the host: `/api/account/{account_ref_id}/status/`. Never an id. */
   readonly route: string;
-  /** The API's host name (OpenTelemetry's `server.address`). */
+  /** The API's host name or IP address, without brackets (OpenTelemetry's `server.address`). */
   readonly serverAddress: string;
   /** The API's port, the scheme's default when the base URL names none. */
   readonly serverPort: number;
-  /** Attempts started so far (1 on the first). */
+  /** Attempts started so far: 0 at `start`, 1 once the first is sent, 2 after a retry, … */
   attempt: number;
   /** The last attempt's HTTP status, once there was one. */
   status?: number | undefined;
@@ -88,7 +88,7 @@ export interface TrackerEvent {
    * failed and will be retried; `dead-letter`: the API refused one for good.
    */
   readonly event: 'queued' | 'sent' | 'retry' | 'dead-letter';
-  /** Events in the spool not yet recorded (the queue depth) after this step. */
+  /** Events waiting to be sent after this step (the queue depth), not counting those in flight. */
   readonly queued: number;
   /** Events being sent now. */
   readonly inFlight: number;

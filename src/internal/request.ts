@@ -233,9 +233,7 @@ export class ApiCore {
     let attempts = 0;
     const attempt = () => {
       attempts++;
-      const exchange = trace
-        ? traceAttempt(trace, attempts, () => this.#admitted(call, url))
-        : this.#admitted(call, url);
+      const exchange = this.#admitted(call, url, trace, attempts);
       return this.logger.enabled('debug')
         ? this.#logAttempt(exchange, context, attempts, options.maxRetries + 1)
         : exchange;
@@ -284,7 +282,12 @@ export class ApiCore {
    * with {@link RateLimitError} when that is longer than `maxRetryDelay`), then tells the cooldown
    * how it went, so a 429 with Retry-After pauses every request that shares it.
    */
-  async #admitted<P, R, T, B extends BuiltRequest>(call: Call<P, R, T, B>, url: string): Promise<Exchange> {
+  async #admitted<P, R, T, B extends BuiltRequest>(
+    call: Call<P, R, T, B>,
+    url: string,
+    trace: RequestTrace | undefined,
+    n: number,
+  ): Promise<Exchange> {
     const { clock, cooldown, maxRetryDelay } = this.#options;
     const { context, options } = call;
     const aborted = () => new APIUserAbortError(context, { cause: options.signal?.reason });
@@ -296,7 +299,10 @@ export class ApiCore {
     }
     let retryAfterMs: number | undefined;
     try {
-      return await this.#attempt(call, url);
+      // Traced from here: a wait for the cooldown, or a refusal by it, is no attempt (nothing is sent).
+      return await (trace
+        ? traceAttempt(trace, n, () => this.#attempt(call, url))
+        : this.#attempt(call, url));
     } catch (error) {
       if (error instanceof RateLimitError) retryAfterMs = error.retryAfterMs;
       throw error;
@@ -441,7 +447,8 @@ export class ApiCore {
       operation: call.context.operation,
       method: call.endpoint.method,
       route: this.#options.basePath + call.route,
-      serverAddress: hostname,
+      // OpenTelemetry's server.address: an IPv6 address without the URL's brackets.
+      serverAddress: hostname.replace(/^\[(.*)\]$/, '$1'),
       serverPort: port ? Number(port) : protocol === 'https:' ? 443 : 80,
       attempt: 0,
     };

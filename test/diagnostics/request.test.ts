@@ -59,10 +59,11 @@ describe('billing-sdk:request and billing-sdk:attempt', () => {
     });
     expect(call?.requestId).toMatch(/\S/);
     expect(recorder.events.map((e) => `${e.channel} ${e.event}`)).toEqual([
+      // The attempt starts after the cooldown let it through (an await): past the call's sync part.
       'billing-sdk:request start',
+      'billing-sdk:request end',
       'billing-sdk:attempt start',
       'billing-sdk:attempt end',
-      'billing-sdk:request end',
       'billing-sdk:attempt asyncStart',
       'billing-sdk:attempt asyncEnd',
       'billing-sdk:request asyncStart',
@@ -107,6 +108,21 @@ describe('billing-sdk:request and billing-sdk:attempt', () => {
     // The error is the caller's own (its message names the path it called); the fields beside it never do.
     const { error: _error, ...fields } = failed[0]?.context ?? {};
     expect(JSON.stringify(fields)).not.toContain('acct_nobody');
+  });
+
+  it('a call the cooldown refuses (nothing sent) is a failed call with no attempt', async () => {
+    const billing = clientFor(mock.server);
+    mock.server.faults.add({ path: '/api/invoices/', status: 429, headers: { 'retry-after': '600' } });
+    await caught(() => billing.invoices.list({ account_ref_id: 'acct_active' }));
+    recorder = record();
+    const error = await caught(() => billing.invoices.list({ account_ref_id: 'acct_active' }));
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(recorder.events.filter((e) => e.channel === 'billing-sdk:attempt')).toEqual([]);
+    const failed = recorder.events.filter((e) => e.channel === 'billing-sdk:request' && e.event === 'error');
+    expect(failed.map((e) => [e.context.attempt, (e.context.error as Error).name])).toEqual([
+      [0, 'RateLimitError'],
+    ]);
+    expect(mock.server.requests.count({ path: '/api/invoices/' })).toBe(1);
   });
 
   it('traces every page of a list as its own call', async () => {

@@ -44,6 +44,17 @@ const expected: Record<string, RegExp[]> = {
     /usage added: 3999 \(tracked 3999 in 3500 events\): exactly once/,
   ],
   'metering.mjs': [/job-2: \{ ran: false, reason: 'insufficient_credits'/, /credits left: 960/],
+  'opentelemetry.mjs': [
+    /^invoices\.list \[INTERNAL OK\] .*billing_sdk\.retry_count=1 http\.response\.status_code=200$/m,
+    /^ {2}GET \/api\/invoices\/ \[CLIENT ERROR\] .*http\.response\.status_code=503 error\.type=InternalServerError$/m,
+    /^ {2}GET \/api\/invoices\/ \[CLIENT OK\] http\.request\.resend_count=1 .*http\.response\.status_code=200$/m,
+    /^accounts\.status \[INTERNAL ERROR\] .*http\.response\.status_code=404 error\.type=NotFoundError$/m,
+    /^http\.client\.request\.duration count=1 http\.request\.method=GET url\.template=\/api\/invoices\/ http\.response\.status_code=503 /m,
+    /^billing_sdk\.access\.lookups 2 billing_sdk\.access\.result=hit billing_sdk\.operation=accounts\.status$/m,
+    /^billing_sdk\.tracker\.events 3 billing_sdk\.tracker\.event=sent$/m,
+    /^billing_sdk\.tracker\.queue_depth 0$/m,
+    /^(?![\s\S]*acct_)/, // no account id in any span or metric printed
+  ],
 };
 
 describe('examples/', () => {
