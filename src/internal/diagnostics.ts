@@ -4,6 +4,8 @@ import { diagnosticsModule } from '../platform/server.js';
 export interface Channel {
   readonly hasSubscribers: boolean;
   publish(message: unknown): void;
+  /** Publishes, then runs `fn` inside the stores bound to the channel (a tracer's active span). */
+  runStores?<T>(message: unknown, fn: () => T): T;
 }
 
 /** What the SDK uses of a `TracingChannel`. */
@@ -15,7 +17,6 @@ export interface TracingChannel {
   readonly asyncStart: Channel;
   readonly asyncEnd: Channel;
   readonly error: Channel;
-  tracePromise<T>(fn: () => Promise<T>, context: object): Promise<T>;
 }
 
 /** What the SDK uses of `node:diagnostics_channel`. */
@@ -62,4 +63,55 @@ export function publish(ch: Channel | undefined, make: () => object): void {
   } catch {
     // A subscriber's failure is not the SDK's result.
   }
+}
+
+/**
+ * Runs `fn` as Node's `TracingChannel.tracePromise` does (start with the bound stores, end, then
+ * asyncStart/asyncEnd, error on failure, `result` or `error` set on the context), but with every
+ * publish guarded: workerd's `publish` throws a subscriber's error back at the publisher, where it
+ * would fail a call that the server answered (Node, Deno and Bun report it as uncaught instead).
+ */
+export function traced<T>(
+  tc: TracingChannel,
+  context: { result?: unknown; error?: unknown },
+  fn: () => Promise<T>,
+): Promise<T> {
+  const tell = (ch: Channel) => {
+    try {
+      ch.publish(context);
+    } catch {
+      // A subscriber's failure is not the call's.
+    }
+  };
+  let running: Promise<T> | undefined;
+  const run = () => {
+    running = fn();
+    return running;
+  };
+  try {
+    if (tc.start.runStores) tc.start.runStores(context, run);
+    else {
+      tell(tc.start);
+      run();
+    }
+  } catch {
+    // A subscriber threw from start before the call began: the call runs all the same.
+  }
+  const promise = running ?? fn();
+  tell(tc.end);
+  return promise.then(
+    (result) => {
+      context.result = result;
+      tell(tc.asyncStart);
+      tell(tc.asyncEnd);
+      return result;
+    },
+    (error: unknown) => {
+      context.error = error;
+      tell(tc.error);
+      tell(tc.asyncStart);
+      tell(tc.asyncEnd);
+      throw error;
+    },
+  );
 }

@@ -22,7 +22,7 @@ import { createLogger, type SdkLogger } from '../core/logger.js';
 import { loadFirstPage, type PageEnvelope, PagePromise } from '../core/pagination.js';
 import { defaultEngine, loadPRetry, userAgent } from '../platform/server.js';
 import { type CrossRule, check, type ParamRules } from './checks.js';
-import { isTraced, tracingChannel } from './diagnostics.js';
+import { isTraced, traced, tracingChannel } from './diagnostics.js';
 import { lowerKeys } from './headers.js';
 import { type CallOptions, callOptions, type ResolvedOptions } from './options.js';
 import { requestIdOf, scrubCause } from './redact.js';
@@ -205,9 +205,13 @@ export class ApiCore {
    * per call: an unobserved call builds no trace).
    */
   #send<P, R, T, B extends BuiltRequest>(call: Call<P, R, T, B>): Promise<WithResponse<T>> {
-    if (!isTraced(requestTracing)) return this.#retried(call, undefined);
+    const calls = isTraced(requestTracing);
+    if (!calls && !isTraced(attemptTracing)) return this.#retried(call, undefined);
+    // Attempts point at their call's context even when only attempts are listened to.
     const trace = this.#trace(call);
-    return requestTracing.tracePromise(() => this.#retried(call, trace), trace);
+    return calls
+      ? traced(requestTracing, trace, () => this.#retried(call, trace))
+      : this.#retried(call, trace);
   }
 
   /**
@@ -535,7 +539,7 @@ export function errorForStatus(
 /**
  * One attempt on the `billing-sdk:attempt` tracing channel; its outcome (status, request id, the
  * server's Retry-After) is noted on the attempt's context and on the call's before the channel's
- * end events.
+ * end events. Published only while the attempt channel has a subscriber; noted on the call always.
  */
 function traceAttempt(request: RequestTrace, n: number, run: () => Promise<Exchange>): Promise<Exchange> {
   const trace: AttemptTrace = {
@@ -551,7 +555,7 @@ function traceAttempt(request: RequestTrace, n: number, run: () => Promise<Excha
     trace.requestId = request.requestId = requestId;
     trace.retryAfterMs = request.retryAfterMs = retryAfterMs;
   };
-  return (attemptTracing as NonNullable<typeof attemptTracing>).tracePromise(async () => {
+  const noted = async () => {
     try {
       const exchange = await run();
       note(exchange.status, requestIdOf(exchange.headers));
@@ -561,7 +565,8 @@ function traceAttempt(request: RequestTrace, n: number, run: () => Promise<Excha
       note(failed.status, failed.requestId, failed.retryAfterMs);
       throw error;
     }
-  }, trace);
+  };
+  return isTraced(attemptTracing) ? traced(attemptTracing, trace, noted) : noted();
 }
 
 /** `value`, or a rejection with `onAbort()`'s error as soon as `signal` aborts (a wait for a probe is cancellable). */

@@ -169,6 +169,25 @@ describe('billing-sdk:request and billing-sdk:attempt', () => {
     }
   });
 
+  it('publishes attempts to a subscriber of billing-sdk:attempt alone', async () => {
+    const seen: AttemptTrace[] = [];
+    const onEnd = (context: AttemptTrace) => void seen.push(context);
+    const channel = diagnostics.tracingChannel<AttemptTrace>('billing-sdk:attempt');
+    const handlers = { start() {}, end() {}, asyncStart() {}, asyncEnd: onEnd, error() {} };
+    channel.subscribe(handlers);
+    try {
+      mock.server.faults.add({ path: '/api/invoices/', status: 503 });
+      await clientFor(mock.server).invoices.list({ account_ref_id: 'acct_active' });
+    } finally {
+      channel.unsubscribe(handlers);
+    }
+    expect(seen.map((a) => [a.attempt, a.status, a.request.attempt])).toEqual([
+      [1, 503, 2],
+      [2, 200, 2],
+    ]);
+    expect(diagnostics.tracingChannel('billing-sdk:attempt').hasSubscribers).toBe(false);
+  });
+
   it('builds and publishes nothing once the last subscriber is gone', async () => {
     recorder = record();
     recorder.stop();

@@ -240,3 +240,186 @@ export async function deliverPaymentFailed(mock: MockServer, url: string): Promi
 export function expectSeen(seen: unknown, delivery: WebhookDelivery): void {
   expect(seen).toEqual({ event: delivery.event, active: false });
 }
+
+/** One message a tracing.mjs subscriber saw, as it was when published. */
+export interface SeenEvent {
+  /** The tracing step that was running: retried, failed, access or tracker. */
+  step?: string;
+  channel: string;
+  /** The tracing channel's event, or a plain channel's `event` field. */
+  event: string;
+  /** Every field of the message, except a context's `error`, `result` and `request`. */
+  fields: Record<string, unknown>;
+  /** Name and status of a context's `error`, when it had one. */
+  error?: { name?: string; status?: number };
+  hasResult?: boolean;
+}
+
+/** A call's outcome in the runtime. */
+export type Outcome =
+  | { ok: true; value: unknown }
+  | { ok: false; name?: string; status?: number; message: string; synchronous?: true };
+
+/** One throwing-subscriber case of tracing.mjs. */
+export interface ThrowingCase {
+  channel: string;
+  /** The tracing channel's event the thrower was on, or `message` for a plain channel. */
+  event: string;
+  /** Which call ran: ok, notFound or access (see tracing.mjs). */
+  call: string;
+  /** How often the thrower ran. */
+  thrown: number;
+  /** Requests the mock received during the case. */
+  sent: number;
+  outcome: Outcome;
+  /** The outcome and requests are those of the same call without the thrower. */
+  unchanged: boolean;
+  /** Errors the runtime reported on `process`'s `uncaughtException` during the case. */
+  uncaught: number;
+  uncaughtAreTheSubscribers: boolean;
+}
+
+/** What tracing.mjs answers. */
+export interface TracingResults {
+  events: SeenEvent[];
+  retried: { invoices: number };
+  failed: Outcome;
+  access: boolean[];
+  tracker: { stats: { recorded: number; queued: number; inFlight: number }; unsent: number };
+  throwing: {
+    baseline: Record<string, { outcome: Outcome; sent: number }>;
+    cases: ThrowingCase[];
+  };
+}
+
+const STATUS_ROUTE = '/api/account/{account_ref_id}/status/';
+
+/**
+ * Runs tracing.mjs through `get` (which answers its JSON) and checks the mock's side: the 503 fault it
+ * queued over HTTP was used, and its calls reached the mock (two for the retried page).
+ */
+export async function collectTracing(mock: MockServer, get: () => Promise<unknown>): Promise<TracingResults> {
+  const invoicesBefore = mock.requests.count({ method: 'GET', path: '/api/invoices/' });
+  const results = (await get()) as TracingResults;
+  expect(mock.faults.pending()).toEqual([]);
+  expect(mock.requests.count({ method: 'GET', path: '/api/invoices/' }) - invoicesBefore).toBe(2);
+  return results;
+}
+
+/**
+ * What every runtime's subscribers must have seen: each call traced with its route template (the
+ * retried one as two attempts, 503 then 200; the failed one ending on `error` with its 404), the
+ * access cache's miss, refresh and hit, the tracker's queued and sent, and no account id, key or
+ * query value in any published field.
+ */
+export function expectTracing(results: TracingResults, mock: MockServer): void {
+  const { events } = results;
+  const of = (step: string, channel: string, event?: string) =>
+    events.filter(
+      (e) => e.step === step && e.channel === channel && (event === undefined || e.event === event),
+    );
+  const server = { serverAddress: '127.0.0.1', serverPort: Number(new URL(mock.baseUrl).port) };
+
+  // The retried page: one call, two attempts.
+  expect(results.retried).toEqual({ invoices: 5 });
+  const page = of('retried', 'billing-sdk:request');
+  expect(page.map((e) => e.event)).toEqual(['start', 'end', 'asyncStart', 'asyncEnd']);
+  expect(page[0]?.fields).toMatchObject({
+    operation: 'invoices.list',
+    method: 'GET',
+    route: '/api/invoices/',
+    ...server,
+  });
+  expect(page[3]?.fields).toMatchObject({ route: '/api/invoices/', attempt: 2, status: 200 });
+  expect(page[3]?.fields.requestId).toMatch(/\S/);
+  expect(page[3]?.hasResult).toBe(true);
+  const attempts = of('retried', 'billing-sdk:attempt', 'asyncEnd');
+  expect(attempts.map((e) => [e.fields.route, e.fields.attempt, e.fields.status])).toEqual([
+    ['/api/invoices/', 1, 503],
+    ['/api/invoices/', 2, 200],
+  ]);
+  expect(of('retried', 'billing-sdk:attempt', 'error').map((e) => [e.fields.attempt, e.error])).toEqual([
+    [1, { name: 'InternalServerError', status: 503 }],
+  ]);
+
+  // The failed call: its trace ends on `error`, with the caller's error and its status.
+  expect(results.failed).toMatchObject({ ok: false, name: 'NotFoundError', status: 404 });
+  const failed = of('failed', 'billing-sdk:request');
+  expect(failed.map((e) => e.event)).toEqual(['start', 'end', 'error', 'asyncStart', 'asyncEnd']);
+  const [error] = of('failed', 'billing-sdk:request', 'error');
+  expect(error?.fields).toMatchObject({
+    operation: 'accounts.status',
+    route: STATUS_ROUTE,
+    attempt: 1,
+    status: 404,
+  });
+  expect(error?.error).toEqual({ name: 'NotFoundError', status: 404 });
+
+  // Two lookups of the access cache: the first asks the API (refresh, then miss), the second is a hit.
+  expect(results.access).toEqual([true, true]);
+  expect(of('access', 'billing-sdk:access').map((e) => e.fields)).toEqual([
+    { event: 'refresh', operation: 'accounts.status' },
+    { event: 'miss', operation: 'accounts.status' },
+    { event: 'hit', operation: 'accounts.status' },
+  ]);
+  expect(of('access', 'billing-sdk:request', 'asyncEnd').map((e) => e.fields.route)).toEqual([STATUS_ROUTE]);
+
+  // One usage event through the tracker: queued, then sent by a traced usage.record call.
+  expect(results.tracker).toMatchObject({ stats: { recorded: 1, queued: 0, inFlight: 0 }, unsent: 0 });
+  expect(of('tracker', 'billing-sdk:tracker').map((e) => e.event)).toEqual(['queued', 'sent']);
+  expect(of('tracker', 'billing-sdk:tracker').at(-1)?.fields).toMatchObject({ queued: 0, inFlight: 0 });
+  expect(of('tracker', 'billing-sdk:request', 'asyncEnd').map((e) => e.fields)).toEqual([
+    expect.objectContaining({ operation: 'usage.record', route: '/api/usage/events/', status: 200 }),
+  ]);
+
+  // Every message came from a step, every route is a template, and no field names what was asked.
+  expect(events.filter((e) => e.step === undefined)).toEqual([]);
+  const routes = new Set(events.filter((e) => e.fields.route !== undefined).map((e) => e.fields.route));
+  expect(routes).toEqual(new Set(['/api/invoices/', STATUS_ROUTE, '/api/usage/events/']));
+  const published = JSON.stringify(events);
+  for (const secret of [ACCOUNT, 'acct_nobody', mock.apiKey, 'page_size', 'api-gateway']) {
+    expect(published).not.toContain(secret);
+  }
+}
+
+/** The cases tracing.mjs runs: every event of both tracing channels, then the access channel. */
+const THROWING_CASES = [
+  ...['billing-sdk:request', 'billing-sdk:attempt'].flatMap((channel) =>
+    ['start', 'end', 'asyncStart', 'asyncEnd', 'error'].map((event) => [channel, event]),
+  ),
+  ['billing-sdk:access', 'message'],
+];
+
+/** The same calls without a throwing subscriber: one request each. */
+function expectBaseline(throwing: TracingResults['throwing']): void {
+  expect(throwing.baseline).toMatchObject({
+    ok: { outcome: { ok: true, value: { account_ref_id: ACCOUNT, is_active: true } }, sent: 1 },
+    notFound: { outcome: { ok: false, name: 'NotFoundError', status: 404 }, sent: 1 },
+    access: { outcome: { ok: true, value: [true, true] }, sent: 1 },
+  });
+  expect(throwing.cases.map((c) => [c.channel, c.event])).toEqual(THROWING_CASES);
+}
+
+/**
+ * As in Node: a subscriber that throws, on any event of any channel, changes neither the call's
+ * result nor what it sends; the runtime reports each of its errors as an uncaught exception (not
+ * workerd, whose publish throws the error at the SDK, which drops it: `reported: false`).
+ */
+export function expectSubscriberErrorsIsolated(
+  throwing: TracingResults['throwing'],
+  { reported = true }: { reported?: boolean } = {},
+): void {
+  expectBaseline(throwing);
+  for (const c of throwing.cases) {
+    const label = `${c.channel} ${c.event}: ${JSON.stringify(c)}`;
+    // On the access channel the thrower sees refresh, miss and hit.
+    expect(c.thrown, label).toBe(c.call === 'access' ? 3 : 1);
+    expect(c.unchanged, label).toBe(true);
+    if (!reported) {
+      expect(c.uncaught, label).toBe(0);
+      continue;
+    }
+    expect(c.uncaught, label).toBe(c.thrown);
+    expect(c.uncaughtAreTheSubscribers, label).toBe(true);
+  }
+}

@@ -2,15 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/index.js';
 import { type MockServer, startMockServer } from '../../src/testing/index.js';
 import {
+  collectTracing,
   credits,
   deliverPaymentFailed,
   expectScenario,
   expectSeen,
+  expectSubscriberErrorsIsolated,
+  expectTracing,
   MOCK_OPTIONS,
   RuntimeProcess,
   requireDist,
   runtimeBinary,
   scenarioConfig,
+  type TracingResults,
   userAgents,
 } from './helpers.js';
 
@@ -27,6 +31,22 @@ export function describeServerRuntime(
     let mock: MockServer;
     let runtime: RuntimeProcess;
     let creditsBefore: number;
+    let receiverUrl: Promise<string> | undefined;
+    let tracing: Promise<TracingResults> | undefined;
+
+    /** The URL serve.mjs serves on (its `listening` report, read once). */
+    const listening = (): Promise<string> =>
+      (receiverUrl ??= runtime.next('listening').then(({ url }) => url as string));
+
+    /** tracing.mjs's results, run once in the runtime through serve.mjs's GET /tracing. */
+    const traced = (): Promise<TracingResults> =>
+      (tracing ??= collectTracing(mock, async () => {
+        const url = new URL('/tracing', await listening());
+        const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+        const text = await response.text();
+        expect(response.status, `${text}\n${runtime.describe()}`).toBe(200);
+        return JSON.parse(text);
+      }));
 
     beforeAll(async () => {
       const binary = runtimeBinary(pkg);
@@ -50,10 +70,18 @@ export function describeServerRuntime(
       ]);
     }, 15_000);
 
+    it('publishes on billing-sdk:request, :attempt, :access and :tracker, from node:diagnostics_channel', async () => {
+      expectTracing(await traced(), mock);
+    }, 15_000);
+
+    it("keeps a call's result when a subscriber throws, reporting the error as uncaught (as Node)", async () => {
+      expectSubscriberErrorsIsolated((await traced()).throwing);
+    }, 15_000);
+
     it(`receives the mock's webhook in ${server} and stops cleanly`, async () => {
-      const { url } = await runtime.next('listening');
+      const url = await listening();
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/webhooks\/billing$/);
-      const delivery = await deliverPaymentFailed(mock, url as string);
+      const delivery = await deliverPaymentFailed(mock, url);
       const { type: _, ...seen } = await runtime.next('event');
       expectSeen(seen, delivery);
       // Closing stdin stops the server; exit code 0 means nothing failed or hung on the way out.

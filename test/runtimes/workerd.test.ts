@@ -9,37 +9,58 @@ import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockServer, startMockServer } from '../../src/testing/index.js';
 import {
+  collectTracing,
   credits,
   deliverPaymentFailed,
   expectScenario,
   expectSeen,
+  expectSubscriberErrorsIsolated,
+  expectTracing,
   MOCK_OPTIONS,
   repoRoot,
   requireDist,
+  type TracingResults,
   userAgents,
 } from './helpers.js';
 
 /**
- * The worker bundled as wrangler bundles one: a single ESM file, export conditions workerd, worker,
- * browser (in that order of preference) and wrangler's main fields. `billing-sdk` resolves by
- * self-reference through package.json "exports", like a dependency in node_modules would.
+ * The worker `entry` bundled as wrangler bundles one: a single ESM file, export conditions workerd,
+ * worker, browser (in that order of preference) and wrangler's main fields. `billing-sdk` resolves by
+ * self-reference through package.json "exports", like a dependency in node_modules would. With
+ * `nodejsCompat`, `node:*` imports are left to workerd, as wrangler does under that flag; without it
+ * a `node:` import anywhere fails the bundle.
  */
-async function bundleWorker(outdir: string): Promise<{ scriptPath: string; metafile: Metafile }> {
+async function bundleWorker(
+  entry: string,
+  outdir: string,
+  nodejsCompat = false,
+): Promise<{ scriptPath: string; metafile: Metafile }> {
   const scriptPath = join(outdir, 'worker.js');
   const { metafile } = await build({
-    entryPoints: [fileURLToPath(new URL('worker.mjs', import.meta.url))],
+    entryPoints: [fileURLToPath(new URL(entry, import.meta.url))],
     outfile: scriptPath,
     bundle: true,
     format: 'esm',
     platform: 'neutral',
     conditions: ['workerd', 'worker', 'browser'],
     mainFields: ['browser', 'module', 'main'],
+    external: nodejsCompat ? ['node:*'] : [],
     target: 'es2022',
     metafile: true,
     logLevel: 'silent',
     absWorkingDir: repoRoot,
   });
   return { scriptPath, metafile };
+}
+
+/** The modules of the bundle's inputs that import Node built-ins, and what they import. */
+function nodeImports(metafile: Metafile): Record<string, string[]> {
+  const found: Record<string, string[]> = {};
+  for (const [path, input] of Object.entries(metafile.inputs)) {
+    const builtins = input.imports.filter((i) => i.external).map((i) => i.path);
+    if (builtins.length > 0) found[path] = builtins;
+  }
+  return found;
 }
 
 /** Miniflare and the workerd binary it runs; they are devDependencies, so a missing one is a broken install. */
@@ -57,50 +78,60 @@ async function loadMiniflare(): Promise<typeof import('miniflare')> {
   }
 }
 
-describe('on Cloudflare workerd (Miniflare)', () => {
-  let mock: MockServer;
-  let mf: Miniflare;
-  let workerUrl: URL;
-  let metafile: Metafile;
-  let outdir: string;
-  let creditsBefore: number;
-  let workerOutput = '';
+/** The compatibility date both workers run with (`process.getBuiltinModule` needs a recent one). */
+const COMPATIBILITY_DATE = '2026-04-01';
 
-  /** A worker answer's body as JSON; on an unexpected status, fails with the body and workerd's output. */
-  async function call(path: string): Promise<unknown> {
-    let status: number;
-    let text: string;
-    try {
-      // Shorter than the test's timeout, so a hung worker fails here, with workerd's output.
-      const response = await fetch(new URL(path, workerUrl), { signal: AbortSignal.timeout(10_000) });
-      status = response.status;
-      text = await response.text();
-    } catch (error) {
-      throw new Error(`${path}: ${String(error)}\n--- workerd output ---\n${workerOutput}`);
-    }
-    expect(status, `${path}: ${text}\n--- workerd output ---\n${workerOutput}`).toBe(200);
-    return JSON.parse(text);
-  }
+/**
+ * One worker in workerd through Miniflare against a fresh mock, for a describe block: `entry` bundled
+ * by {@link bundleWorker}, with the mock's URL and keys as bindings, and `nodejs_compat` when asked.
+ * `call` answers a worker path's JSON body, failing with workerd's output on an unexpected status.
+ */
+function useWorker(entry: string, { nodejsCompat = false } = {}) {
+  const state = {
+    mock: undefined as unknown as MockServer,
+    workerUrl: undefined as unknown as URL,
+    metafile: undefined as unknown as Metafile,
+    creditsBefore: 0,
+    output: '',
+    /** A worker answer's body as JSON; on an unexpected status, fails with the body and workerd's output. */
+    async call(path: string): Promise<unknown> {
+      let status: number;
+      let text: string;
+      try {
+        // Shorter than the test's timeout, so a hung worker fails here, with workerd's output.
+        const response = await fetch(new URL(path, state.workerUrl), { signal: AbortSignal.timeout(10_000) });
+        status = response.status;
+        text = await response.text();
+      } catch (error) {
+        throw new Error(`${path}: ${String(error)}\n--- workerd output ---\n${state.output}`);
+      }
+      expect(status, `${path}: ${text}\n--- workerd output ---\n${state.output}`).toBe(200);
+      return JSON.parse(text);
+    },
+  };
+  let mf: Miniflare | undefined;
+  let outdir: string | undefined;
 
   beforeAll(async () => {
     requireDist('dist/browser/index.js');
     const { Miniflare, Log, LogLevel } = await loadMiniflare();
     outdir = await mkdtemp(join(tmpdir(), 'billing-sdk-workerd-'));
-    const bundle = await bundleWorker(outdir);
-    metafile = bundle.metafile;
-    mock = await startMockServer(MOCK_OPTIONS);
-    creditsBefore = credits(mock);
+    const bundle = await bundleWorker(entry, outdir, nodejsCompat);
+    state.metafile = bundle.metafile;
+    state.mock = await startMockServer(MOCK_OPTIONS);
+    state.creditsBefore = credits(state.mock);
     mf = new Miniflare({
       modules: true,
       scriptPath: bundle.scriptPath,
       // Module names are paths relative to this root; the bundle lives outside the repo.
       modulesRoot: outdir,
-      compatibilityDate: '2026-04-01',
+      compatibilityDate: COMPATIBILITY_DATE,
+      compatibilityFlags: nodejsCompat ? ['nodejs_compat'] : [],
       bindings: {
-        BILLING_API_URL: mock.baseUrl,
-        BILLING_API_KEY: mock.apiKey,
-        SIGNING_KEY: mock.signingKey,
-        APP_URL: mock.appUrl,
+        BILLING_API_URL: state.mock.baseUrl,
+        BILLING_API_KEY: state.mock.apiKey,
+        SIGNING_KEY: state.mock.signingKey,
+        APP_URL: state.mock.appUrl,
       },
       host: '127.0.0.1',
       port: 0,
@@ -109,14 +140,14 @@ describe('on Cloudflare workerd (Miniflare)', () => {
       log: new Log(LogLevel.WARN),
       // workerd's own stdout and stderr (the worker's console, uncaught errors) for failure messages.
       handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-        stdout.setEncoding('utf8').on('data', (chunk: string) => (workerOutput += chunk));
-        stderr.setEncoding('utf8').on('data', (chunk: string) => (workerOutput += chunk));
+        stdout.setEncoding('utf8').on('data', (chunk: string) => (state.output += chunk));
+        stderr.setEncoding('utf8').on('data', (chunk: string) => (state.output += chunk));
       },
     });
     try {
-      workerUrl = await mf.ready;
+      state.workerUrl = await mf.ready;
     } catch (error) {
-      throw new Error(`workerd did not start: ${String(error)}\n--- workerd output ---\n${workerOutput}`);
+      throw new Error(`workerd did not start: ${String(error)}\n--- workerd output ---\n${state.output}`);
     }
   }, 20_000);
 
@@ -125,31 +156,71 @@ describe('on Cloudflare workerd (Miniflare)', () => {
       await mf?.dispose();
     } finally {
       // Also when dispose rejects (workerd failed to start): no mock or bundle outlives the file.
-      await mock?.close();
+      await state.mock?.close();
       if (outdir) await rm(outdir, { recursive: true, force: true });
     }
   });
 
+  return state;
+}
+
+/** The bundle holds the browser/worker build, not the server build. */
+function expectWorkerBuild(metafile: Metafile): void {
+  const inputs = Object.keys(metafile.inputs);
+  expect(inputs).toContain('dist/browser/index.js');
+  expect(inputs).toContain('dist/browser/client.js');
+  expect(inputs.filter((path) => /^dist\/[^/]+\.js$/.test(path))).toEqual([]);
+}
+
+describe('on Cloudflare workerd (Miniflare)', () => {
+  const worker = useWorker('worker.mjs');
+
   it('bundles the browser/worker build, not the server build', () => {
-    const inputs = Object.keys(metafile.inputs);
-    expect(inputs).toContain('dist/browser/index.js');
-    expect(inputs).toContain('dist/browser/client.js');
-    expect(inputs.filter((path) => /^dist\/[^/]+\.js$/.test(path))).toEqual([]);
+    // A `node:` import anywhere (the SDK's included) would have failed this bundle.
+    expectWorkerBuild(worker.metafile);
   });
 
   it('walks invoice pages, reads status, debits and signs links, fetching the mock on 127.0.0.1', async () => {
     // Miniflare's outbound network allows private and loopback addresses (workerd alone allows
     // only public ones), so the worker's fetch reaches the mock directly over real HTTP.
-    const results = (await call('/scenario')) as Record<string, unknown>;
-    await expectScenario(results, mock, creditsBefore);
+    const results = (await worker.call('/scenario')) as Record<string, unknown>;
+    await expectScenario(results, worker.mock, worker.creditsBefore);
     // The browser/worker build sets no user agent; the server build would name its runtime.
-    expect(userAgents(mock).filter((agent) => agent.startsWith('billing-sdk/'))).toEqual([]);
+    expect(userAgents(worker.mock).filter((agent) => agent.startsWith('billing-sdk/'))).toEqual([]);
   }, 15_000);
 
   it("receives the mock's webhook in the worker's fetch handler", async () => {
-    const url = new URL('/webhooks/billing', workerUrl).href;
-    const delivery = await deliverPaymentFailed(mock, url);
-    expectSeen(((await call('/events')) as unknown[])[0], delivery);
-    expect(await call('/events')).toHaveLength(1);
+    const url = new URL('/webhooks/billing', worker.workerUrl).href;
+    const delivery = await deliverPaymentFailed(worker.mock, url);
+    expectSeen(((await worker.call('/events')) as unknown[])[0], delivery);
+    expect(await worker.call('/events')).toHaveLength(1);
+  }, 15_000);
+});
+
+describe('on Cloudflare workerd with nodejs_compat (Miniflare)', () => {
+  const worker = useWorker('tracing-worker.mjs', { nodejsCompat: true });
+  let tracing: Promise<TracingResults> | undefined;
+  /** tracing.mjs's results, run once in the worker. */
+  const traced = (): Promise<TracingResults> =>
+    (tracing ??= collectTracing(worker.mock, () => worker.call('/tracing')));
+
+  it('bundles the browser/worker build, which imports no Node built-in (only the test does)', () => {
+    expectWorkerBuild(worker.metafile);
+    // The SDK gets node:diagnostics_channel from process.getBuiltinModule at run time, never by import.
+    expect(nodeImports(worker.metafile)).toEqual({
+      'test/runtimes/tracing.mjs': ['node:diagnostics_channel', 'node:process'],
+    });
+  });
+
+  it('publishes on billing-sdk:request, :attempt, :access and :tracker, from node:diagnostics_channel', async () => {
+    expectTracing(await traced(), worker.mock);
+  }, 15_000);
+
+  // workerd's Channel.publish throws a subscriber's error back at the publisher (Node, Deno and Bun
+  // report it as uncaught instead): the SDK guards every publish, so the call's result stands and
+  // nothing is reported.
+  it('keeps every result when a subscriber throws on any event of any channel, and reports nothing', async () => {
+    const { throwing } = await traced();
+    expectSubscriberErrorsIsolated(throwing, { reported: false });
   }, 15_000);
 });
