@@ -52,65 +52,56 @@ export function isTraced(tc: TracingChannel | undefined): tc is TracingChannel {
 }
 
 /**
- * Publishes the message `make` builds, only when someone listens (so an unobserved step builds
- * nothing). A runtime whose `publish` lets a subscriber's error through would otherwise turn it
- * into the caller's: it is dropped here (Node itself reports it as an uncaught exception).
+ * Publishes `message`. A runtime whose `publish` lets a subscriber's error through (workerd throws
+ * it back at the publisher) would otherwise turn it into the caller's: it is dropped here (Node,
+ * Deno and Bun report it as an uncaught exception themselves).
  */
-export function publish(ch: Channel | undefined, make: () => object): void {
-  if (!ch?.hasSubscribers) return;
+function tell(ch: Channel, message: unknown): void {
   try {
-    ch.publish(make());
+    ch.publish(message);
   } catch {
     // A subscriber's failure is not the SDK's result.
   }
 }
 
+/** Publishes the message `make` builds, only when someone listens (an unobserved step builds nothing). */
+export function publish(ch: Channel | undefined, make: () => object): void {
+  if (ch?.hasSubscribers) tell(ch, make());
+}
+
 /**
  * Runs `fn` as Node's `TracingChannel.tracePromise` does (start with the bound stores, end, then
- * asyncStart/asyncEnd, error on failure, `result` or `error` set on the context), but with every
- * publish guarded: workerd's `publish` throws a subscriber's error back at the publisher, where it
- * would fail a call that the server answered (Node, Deno and Bun report it as uncaught instead).
+ * asyncStart/asyncEnd, error on failure, `result` or `error` set on the context), with every
+ * publish through {@link tell}: in workerd a subscriber's error would otherwise fail a call the
+ * server had answered.
  */
 export function traced<T>(
   tc: TracingChannel,
   context: { result?: unknown; error?: unknown },
   fn: () => Promise<T>,
 ): Promise<T> {
-  const tell = (ch: Channel) => {
-    try {
-      ch.publish(context);
-    } catch {
-      // A subscriber's failure is not the call's.
-    }
-  };
   let running: Promise<T> | undefined;
-  const run = () => {
-    running = fn();
-    return running;
-  };
   try {
-    if (tc.start.runStores) tc.start.runStores(context, run);
-    else {
-      tell(tc.start);
-      run();
-    }
+    if (tc.start.runStores) tc.start.runStores(context, () => (running = fn()));
+    else tell(tc.start, context);
   } catch {
     // A subscriber threw from start before the call began: the call runs all the same.
   }
   const promise = running ?? fn();
-  tell(tc.end);
+  tell(tc.end, context);
+  const settled = (key: 'result' | 'error', value: unknown) => {
+    context[key] = value;
+    if (key === 'error') tell(tc.error, context);
+    tell(tc.asyncStart, context);
+    tell(tc.asyncEnd, context);
+  };
   return promise.then(
     (result) => {
-      context.result = result;
-      tell(tc.asyncStart);
-      tell(tc.asyncEnd);
+      settled('result', result);
       return result;
     },
     (error: unknown) => {
-      context.error = error;
-      tell(tc.error);
-      tell(tc.asyncStart);
-      tell(tc.asyncEnd);
+      settled('error', error);
       throw error;
     },
   );
