@@ -24,7 +24,11 @@ export function anySignal(signals: readonly AbortSignal[]): AbortSignal {
  * behind once either settles.
  */
 export function untilSignal<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () => unknown): Promise<T> {
-  if (signal.aborted) return Promise.reject(onAbort());
+  if (signal.aborted) {
+    // Nobody waits for it any more: its failure must not surface as an unhandled rejection.
+    promise.catch(() => undefined);
+    return Promise.reject(onAbort());
+  }
   return new Promise((resolve, reject) => {
     const abort = () => reject(onAbort());
     signal.addEventListener('abort', abort, { once: true });
@@ -39,4 +43,9 @@ export function untilSignal<T>(promise: Promise<T>, signal: AbortSignal, onAbort
       },
     );
   });
+}
+
+/** Why `signal` aborted, as fetch reports it: its reason, or an `AbortError` when it gave none. */
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }

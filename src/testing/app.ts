@@ -1,3 +1,4 @@
+import { abortReason, untilSignal } from '../internal/signals.js';
 import { createMockCore } from './core.js';
 import type { Connection } from './dispatch.js';
 import { decodeContent } from './encoding.js';
@@ -9,10 +10,6 @@ function connectionReset(): TypeError {
   return new TypeError('fetch failed', { cause });
 }
 
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
-}
-
 /** Without a socket, a reset or an abort can only be reported by rejecting the fetch call. */
 const inProcess: Connection = {
   reset() {
@@ -22,28 +19,6 @@ const inProcess: Connection = {
     throw abortReason(signal);
   },
 };
-
-/** Settles with the promise, or rejects with the abort reason first, as a real fetch does. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.reject(abortReason(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
 
 /**
  * An in-process mock of the API: pass `app.fetch` as a client's `fetch` to test without a port.
@@ -63,7 +38,10 @@ export function createMockApp(options: MockOptions = {}): MockApp {
       // The caller's own signal, held strongly (see Dispatch); a signal-less call never aborts.
       const signal =
         init?.signal ?? (input instanceof Request ? input.signal : undefined) ?? new AbortController().signal;
-      return raceAbort(core.dispatch(request, inProcess, signal).then(decodeContent), signal);
+      // Settles with the answer, or rejects with the abort reason first, as a real fetch does.
+      return untilSignal(core.dispatch(request, inProcess, signal).then(decodeContent), signal, () =>
+        abortReason(signal),
+      );
     },
     store: core.store,
     faults: core.faults,

@@ -1,3 +1,5 @@
+import { abortReason } from '../internal/signals.js';
+
 /**
  * Responses whose body must be written as it comes rather than buffered: the node adapter
  * otherwise reads a body to the end to send its length, and a stalled body has no end.
@@ -7,10 +9,6 @@ const streamed = new WeakSet<Response>();
 /** True for a response the transport must stream (see {@link stalledResponse}). */
 export function isStreamed(response: Response): boolean {
   return streamed.has(response);
-}
-
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
 /**
