@@ -28,7 +28,8 @@ const apps = [
   { name: 'signHostedLink only', entry: 'sign-app.js', budget: 6_000, skip: undefined },
   // The access cache is a standalone function: the client app above does not grow. What it adds
   // here is lru-cache (~4.5 KB gzip) and the cache itself.
-  { name: 'BillingClient + access cache', entry: 'access-app.js', budget: 34_200, skip: /jose-sign/ },
+  // 34.5 KB since issue 21: tracing, and the cache's lazy lru-cache (Node's import no longer loads it).
+  { name: 'BillingClient + access cache', entry: 'access-app.js', budget: 34_500, skip: /jose-sign/ },
 ];
 
 export async function measure() {

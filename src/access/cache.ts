@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
 import { attemptTimeoutOf, type BillingClient } from '../client.js';
 import type { AccessEvent } from '../core/diagnostics.js';
 import { APIUserAbortError, InvalidRequestError } from '../core/errors.js';
@@ -6,6 +6,7 @@ import { abortSignal, check, text } from '../internal/checks.js';
 import { type Clock, clockOf } from '../internal/clock.js';
 import { channel, publish } from '../internal/diagnostics.js';
 import { untilSignal } from '../internal/signals.js';
+import { loadLruCache } from '../platform/server.js';
 import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
 import { checkEntitlement, type EntitlementCheckParams } from '../resources/entitlements.js';
 import type { AccountStatus } from '../schemas/account-status.js';
@@ -134,7 +135,9 @@ class Cache implements AccessCache {
   readonly #o: ResolvedAccessOptions;
   readonly #clock: Clock;
   readonly #generations: Generations;
-  readonly #lru: LRUCache<string, Entry, Question>;
+  /** Made on the first lookup: lru-cache loads then, not when the SDK is imported (~5 ms in Node). */
+  #lru: LRUCache<string, Entry, Question> | undefined;
+  #loading: Promise<LRUCache<string, Entry, Question>> | undefined;
   /** Aborts requests in flight on close (never a caller's signal: requests are shared). */
   readonly #closing = new AbortController();
   readonly #counts = { hits: 0, misses: 0, stale: 0, refreshes: 0, invalidations: 0 };
@@ -148,19 +151,6 @@ class Cache implements AccessCache {
     this.#o = o;
     this.#clock = clock;
     this.#generations = new Generations(Math.max(o.maxEntries, 10_000));
-    this.#lru = new LRUCache<string, Entry, Question>({
-      max: o.maxEntries,
-      ttl: o.ttlMs,
-      // Read the clock on every check: lru-cache's default caches it for 1 ms behind a timer.
-      ttlResolution: 0,
-      perf: { now: () => clock.now() },
-      // A failed refresh keeps the old answer (served only while younger than staleMs); a failed
-      // first request leaves nothing: an error is never cached.
-      noDeleteOnFetchRejection: true,
-      // A request whose answer was evicted meanwhile still answers the lookups waiting on it.
-      ignoreFetchAbort: true,
-      fetchMethod: (_key, stale, { options: set, context }) => this.#refresh(context, stale, set),
-    });
     this.#unwatch = o.store
       ? o.store.watch(
           (account) =>
@@ -208,7 +198,7 @@ class Cache implements AccessCache {
   }
 
   stats(): AccessCacheStats {
-    return { ...this.#counts, entries: this.#lru.size };
+    return { ...this.#counts, entries: this.#lru?.size ?? 0 };
   }
 
   async close(): Promise<void> {
@@ -216,7 +206,31 @@ class Cache implements AccessCache {
     this.#closed = true;
     this.#unwatch();
     this.#closing.abort();
-    this.#lru.clear();
+    this.#lru?.clear();
+  }
+
+  /** The LRU, made once; concurrent first lookups share one load. */
+  #load(): Promise<LRUCache<string, Entry, Question>> {
+    this.#loading ??= loadLruCache().then(({ LRUCache }) => {
+      const clock = this.#clock;
+      const o = this.#o;
+      const lru = new LRUCache<string, Entry, Question>({
+        max: o.maxEntries,
+        ttl: o.ttlMs,
+        // Read the clock on every check: lru-cache's default caches it for 1 ms behind a timer.
+        ttlResolution: 0,
+        perf: { now: () => clock.now() },
+        // A failed refresh keeps the old answer (served only while younger than staleMs); a failed
+        // first request leaves nothing: an error is never cached.
+        noDeleteOnFetchRejection: true,
+        // A request whose answer was evicted meanwhile still answers the lookups waiting on it.
+        ignoreFetchAbort: true,
+        fetchMethod: (_key, stale, { options: set, context }) => this.#refresh(context, stale, set),
+      });
+      this.#lru = lru;
+      return lru;
+    });
+    return this.#loading;
   }
 
   async #lookup<P>(
@@ -238,13 +252,17 @@ class Cache implements AccessCache {
     const aborted = () => new APIUserAbortError(contextOf(operation), { cause: signal?.reason });
     // Before anything is sent, as the client does.
     if (signal?.aborted) throw aborted();
+    // Before the key: an invalidation while lru-cache loads moves the account on for this lookup too.
+    const lru = this.#lru ?? (await this.#load());
+    if (this.#closed) throw closedError(operation);
+    if (signal?.aborted) throw aborted();
     const q = question(checked);
     const key = `${this.#generations.of(q.account)} ${q.key}`;
-    const held = this.#lru.peek(key, { allowStale: true });
+    const held = lru.peek(key, { allowStale: true });
     // Past staleMs an answer is never served, not even while its refresh runs.
     const allowStale = held !== undefined && this.#clock.now() - held.at < this.#o.staleMs;
     const status: LRUCache.Status<string, Entry, Question> = {};
-    const pending = this.#lru.fetch(key, { allowStale, context: q, status });
+    const pending = lru.fetch(key, { allowStale, context: q, status });
     const outcome = status.returnedStale ? 'stale' : status.fetch === 'hit' ? 'hit' : 'miss';
     this.#counts[outcome === 'hit' ? 'hits' : outcome === 'miss' ? 'misses' : 'stale']++;
     tell(outcome, q.operation);

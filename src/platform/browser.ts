@@ -2,6 +2,7 @@
  * The browser/worker build's `server.ts` (read that file first): tsup.config.ts compiles this
  * source in its place, and only in that build.
  */
+import { LRUCache } from 'lru-cache';
 import pRetry from 'p-retry';
 import type { Dispatcher } from 'undici';
 import type { DiagnosticsModule } from '../internal/diagnostics.js';
@@ -21,6 +22,11 @@ export function defaultEngine(_dispatcher: Dispatcher | undefined): Engine | und
 /** Static here: a chunk of its own would cost an app more bytes than it saves. */
 export async function loadPRetry(): Promise<typeof pRetry> {
   return pRetry;
+}
+
+/** Static here: a chunk of its own would cost an app with an access cache more bytes than it saves. */
+export async function loadLruCache(): Promise<{ LRUCache: typeof LRUCache }> {
+  return { LRUCache };
 }
 
 /** Static here, so a bundler drops it from apps that never verify (lazy, it would share signing's chunk). */

@@ -14,7 +14,7 @@
  * - `diagnosticsModule`: `node:diagnostics_channel` (imported on servers; in the browser/worker build
  *   taken from `process.getBuiltinModule` where the runtime has it, as workerd with `nodejs_compat`
  *   does, so browsers see no Node built-in and publish nothing).
- * - `loadPRetry`, `loadJoseVerify`: loaded on first use on servers (import time); static in
+ * - `loadPRetry`, `loadJoseVerify`, `loadLruCache`: loaded on first use on servers (import time); static in
  *   bundles, where a chunk of their own would cost more bytes than it saves (p-retry) or be shared
  *   with signing (jose's verify part).
  */
@@ -22,5 +22,6 @@
 export { defaultEngine } from '../internal/transport/default-engine.js';
 export { diagnosticsModule } from './diagnostics.js';
 export { loadJoseVerify } from './load-jose-verify.js';
+export { loadLruCache } from './load-lru-cache.js';
 export { loadPRetry } from './load-p-retry.js';
 export { userAgent } from './user-agent.js';
