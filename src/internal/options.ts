@@ -32,6 +32,9 @@ export interface ResolvedOptions {
   baseUrl: string;
   /** Pathname of the base URL, for error messages: `/api/`. */
   basePath: string;
+  /** Host of the base URL without IPv6 brackets, and its port (the scheme's default if none): for tracing. */
+  serverAddress: string;
+  serverPort: number;
   authHeader: AuthHeader;
   timeout: number;
   maxRetries: number;
@@ -151,6 +154,9 @@ export function resolveOptions(options: ClientOptions & { cooldown: Cooldown }):
     apiKey,
     baseUrl: base.href,
     basePath: base.pathname,
+    // OpenTelemetry's server.address: an IPv6 address without the URL's brackets.
+    serverAddress: base.hostname.replace(/^\[(.*)\]$/, '$1'),
+    serverPort: base.port ? Number(base.port) : base.protocol === 'https:' ? 443 : 80,
     authHeader: options.authHeader ?? 'authorization',
     timeout: options.timeout ?? 30_000,
     maxRetries: options.maxRetries ?? 2,

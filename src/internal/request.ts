@@ -446,14 +446,12 @@ export class ApiCore {
 
   /** The context of a traced call: what the call is, never a value it carries. */
   #trace<P, R, T, B extends BuiltRequest>(call: Call<P, R, T, B>): RequestTrace {
-    const { hostname, port, protocol } = new URL(this.#options.baseUrl);
     return {
       operation: call.context.operation,
       method: call.endpoint.method,
       route: this.#options.basePath + call.route,
-      // OpenTelemetry's server.address: an IPv6 address without the URL's brackets.
-      serverAddress: hostname.replace(/^\[(.*)\]$/, '$1'),
-      serverPort: port ? Number(port) : protocol === 'https:' ? 443 : 80,
+      serverAddress: this.#options.serverAddress,
+      serverPort: this.#options.serverPort,
       attempt: 0,
     };
   }

@@ -1,7 +1,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AttemptTrace, RequestTrace } from '../../src/index.js';
-import { NotFoundError, RateLimitError } from '../../src/index.js';
+import { BillingClient, NotFoundError, RateLimitError } from '../../src/index.js';
 import { caught, clientFor, useMockServer } from '../helpers.js';
 
 const mock = useMockServer();
@@ -123,6 +123,19 @@ describe('billing-sdk:request and billing-sdk:attempt', () => {
       [0, 'RateLimitError'],
     ]);
     expect(mock.server.requests.count({ path: '/api/invoices/' })).toBe(1);
+  });
+
+  it('names an IPv6 server without brackets and the scheme default port (OTel server.address/port)', async () => {
+    recorder = record();
+    const billing = new BillingClient({
+      apiKey: 'k',
+      baseUrl: 'https://[::1]/api/',
+      maxRetries: 0,
+      timeout: 2_000,
+    });
+    await caught(() => billing.accounts.isActive({ account_ref_id: 'acct_active' }));
+    const [start] = recorder.events.filter((e) => e.channel === 'billing-sdk:request' && e.event === 'start');
+    expect(start?.context).toMatchObject({ serverAddress: '::1', serverPort: 443 });
   });
 
   it('traces every page of a list as its own call', async () => {
