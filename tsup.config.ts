@@ -75,8 +75,8 @@ export default defineConfig([
       '!src/node/**',
       // Only server.ts imports these (and the browser build compiles browser.ts there instead).
       '!src/platform/browser.ts',
-      '!src/internal/transport/undici-engine.ts',
-      '!src/internal/transport/default-engine.ts',
+      '!src/platform/undici-engine.ts',
+      '!src/platform/default-engine.ts',
       '!src/platform/load-*.ts',
       '!src/platform/user-agent.ts',
     ],

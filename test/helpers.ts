@@ -2,8 +2,8 @@ import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { BillingClient, type ClientOptions, type Logger } from '../src/index.js';
-import { type Clock, withTestClock } from '../src/internal/clock.js';
 import { type MockServer, type MockServerOptions, startMockServer } from '../src/testing/index.js';
+import { type Clock, withTestClock } from '../src/util/clock.js';
 
 /** A mock server on an ephemeral loopback port. */
 export async function startMock(options?: MockServerOptions): Promise<MockServer> {

@@ -3,13 +3,13 @@ import { attemptTimeoutOf, type BillingClient } from '../client.js';
 import type { AccessEvent } from '../core/diagnostics.js';
 import { APIUserAbortError, InvalidRequestError } from '../core/errors.js';
 import { abortSignal, check, text } from '../internal/checks.js';
-import { type Clock, clockOf } from '../internal/clock.js';
-import { channel, publish } from '../internal/diagnostics.js';
-import { untilSignal } from '../internal/signals.js';
 import { loadLruCache } from '../platform/server.js';
 import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
 import { checkEntitlement, type EntitlementCheckParams } from '../resources/entitlements.js';
 import type { AccountStatus } from '../schemas/account-status.js';
+import { type Clock, clockOf } from '../util/clock.js';
+import { channel, publish } from '../util/diagnostics.js';
+import { untilSignal } from '../util/signals.js';
 import {
   type Answer,
   entitlementQuestion,

@@ -1,4 +1,4 @@
-import { plainHeaders, requestIdOf } from '../internal/redact.js';
+import { plainHeaders, requestIdOf } from '../util/redact.js';
 
 /** The HTTP response behind a result, from `.withResponse()`. */
 export interface APIResponseInfo {

@@ -20,8 +20,8 @@
  * ```
  * @module
  */
-import { plainHeaders, requestIdOf } from '../internal/redact.js';
-import { parseRetryAfter } from '../internal/retry-after.js';
+import { plainHeaders, requestIdOf } from '../util/redact.js';
+import { parseRetryAfter } from '../util/retry-after.js';
 
 /** Where a request went: the SDK method, the HTTP method and the URL path (never the query string, which may hold an e-mail). */
 export interface RequestContext {

@@ -1,4 +1,4 @@
-import { scrub } from '../internal/redact.js';
+import { scrub } from '../util/redact.js';
 
 /** Levels, least to most verbose. `'off'` logs nothing. */
 export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';

@@ -1,5 +1,5 @@
 import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors.js';
-import { isWellFormed } from './well-formed.js';
+import { isWellFormed } from '../util/well-formed.js';
 
 /**
  * A check of one present parameter: the problem, phrased to follow the field name, or `undefined`.

@@ -9,6 +9,9 @@ import type {
   RequestOptions,
   ValidationMode,
 } from '../core/options.js';
+import { type Clock, clockOf } from '../util/clock.js';
+import { isBrowserWindow, readEnv } from '../util/env.js';
+import { anySignal } from '../util/signals.js';
 import {
   abortSignal,
   boolean,
@@ -21,10 +24,7 @@ import {
   type Rule,
   text,
 } from './checks.js';
-import { type Clock, clockOf } from './clock.js';
-import { isBrowserWindow, readEnv } from './env.js';
 import { headerIssues, isValidApiKey } from './headers.js';
-import { anySignal } from './signals.js';
 
 /** Options after defaults, env and checks: computed once per client. */
 export interface ResolvedOptions {

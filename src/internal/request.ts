@@ -20,17 +20,17 @@ import {
 } from '../core/errors.js';
 import { createLogger, type SdkLogger } from '../core/logger.js';
 import { loadFirstPage, type PageEnvelope, PagePromise } from '../core/pagination.js';
+import type { WireResponse } from '../platform/engine.js';
+import { BodyTooLarge } from '../platform/engine.js';
 import { defaultEngine, loadPRetry, userAgent } from '../platform/server.js';
+import { isTraced, traced, tracingChannel } from '../util/diagnostics.js';
+import { requestIdOf, scrubCause } from '../util/redact.js';
+import { anySignal, untilSignal } from '../util/signals.js';
 import { type CrossRule, check, type ParamRules } from './checks.js';
-import { isTraced, traced, tracingChannel } from './diagnostics.js';
 import { lowerKeys } from './headers.js';
 import { type CallOptions, callOptions, type ResolvedOptions } from './options.js';
-import { requestIdOf, scrubCause } from './redact.js';
 import { retryDecision } from './retry.js';
 import { type Schema, validate } from './schema.js';
-import { anySignal, untilSignal } from './signals.js';
-import type { WireResponse } from './transport/engine.js';
-import { BodyTooLarge } from './transport/read-body.js';
 import { Transport } from './transport/transport.js';
 import { type QueryParams, queryString, type RoutedPath, UnsafeUrlValue } from './url.js';
 

@@ -1,5 +1,5 @@
 import type { InvalidRequestIssue } from '../core/errors.js';
-import { isWellFormed } from './well-formed.js';
+import { isWellFormed } from '../util/well-formed.js';
 
 /**
  * Query parameters: strings, numbers, booleans and Dates; `undefined` and `null` are left out of

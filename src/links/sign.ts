@@ -1,5 +1,5 @@
 import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors.js';
-import { isWellFormed } from '../internal/well-formed.js';
+import { isWellFormed } from '../util/well-formed.js';
 
 /** Where the link points: a full URL (e.g. from `resolve.publicUrl`), or the app URL and a page id. */
 export type HostedLinkTarget =

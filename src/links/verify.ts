@@ -1,6 +1,6 @@
 import { HostedLinkError } from '../core/errors.js';
-import { isWellFormed } from '../internal/well-formed.js';
 import { loadJoseVerify } from '../platform/server.js';
+import { isWellFormed } from '../util/well-formed.js';
 
 /** The claims of a hosted-link token. */
 export interface HostedLinkClaims {
@@ -84,7 +84,7 @@ function urlOf(link: string): URL {
   }
 }
 
-function fromJose(err: unknown, errors: typeof import('./jose-verify.js')): HostedLinkError {
+function fromJose(err: unknown, errors: typeof import('../platform/jose-verify.js')): HostedLinkError {
   if (err instanceof errors.JOSEAlgNotAllowed) {
     return new HostedLinkError('unsupported_algorithm', 'hosted link token is not signed with HS256', {
       cause: err,

@@ -5,9 +5,9 @@
 import { LRUCache } from 'lru-cache';
 import pRetry from 'p-retry';
 import type { Dispatcher } from 'undici';
-import type { DiagnosticsModule } from '../internal/diagnostics.js';
-import type { Engine } from '../internal/transport/engine.js';
-import * as joseVerify from '../links/jose-verify.js';
+import type { DiagnosticsModule } from './diagnostics-module.js';
+import type { Engine } from './engine.js';
+import * as joseVerify from './jose-verify.js';
 
 /** Browsers set their own user-agent and forbid overriding it; workers have none of the server runtimes. */
 export function userAgent(): Record<string, string> {

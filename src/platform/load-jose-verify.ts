@@ -3,6 +3,6 @@
  * load it. The browser/worker build imports it statically instead (see server.ts): lazy there, it would share a chunk with the signing part and every app that signs would download
  * the verifying code too; static, a bundler drops it from apps that never verify.
  */
-export function loadJoseVerify(): Promise<typeof import('../links/jose-verify.js')> {
-  return import('../links/jose-verify.js');
+export function loadJoseVerify(): Promise<typeof import('./jose-verify.js')> {
+  return import('./jose-verify.js');
 }

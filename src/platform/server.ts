@@ -19,7 +19,7 @@
  *   with signing (jose's verify part).
  */
 
-export { defaultEngine } from '../internal/transport/default-engine.js';
+export { defaultEngine } from './default-engine.js';
 export { diagnosticsModule } from './diagnostics.js';
 export { loadJoseVerify } from './load-jose-verify.js';
 export { loadLruCache } from './load-lru-cache.js';

@@ -10,7 +10,7 @@ import {
   required,
   text,
 } from '../internal/checks.js';
-import { isWellFormed } from '../internal/well-formed.js';
+import { isWellFormed } from '../util/well-formed.js';
 import { evalScript, px, type RedisLike } from './client.js';
 
 /** Options of {@link redisAccessStore}. */

@@ -1,7 +1,6 @@
 import type { APIPromise } from '../core/api-promise.js';
 import { BillingError, InvalidRequestError } from '../core/errors.js';
 import type { RequestOptions } from '../core/options.js';
-import { runMany } from '../internal/bulk.js';
 import {
   check,
   func,
@@ -17,7 +16,6 @@ import { requestRules } from '../internal/options.js';
 import type { BuiltRequest } from '../internal/request.js';
 import { APIResource, endpoint } from '../internal/resource.js';
 import type { Schema } from '../internal/schema.js';
-import { randomUUID } from '../internal/uuid.js';
 import {
   type CreditBalance,
   CreditBalanceSchema,
@@ -28,6 +26,8 @@ import {
   type UsageSummary,
   UsageSummarySchema,
 } from '../schemas/usage.js';
+import { runMany } from '../util/bulk.js';
+import { randomUUID } from '../util/uuid.js';
 
 /** Identifies a meter of an account. */
 export interface MeterParams {

@@ -1,4 +1,4 @@
-import { abortReason, untilSignal } from '../internal/signals.js';
+import { abortReason, untilSignal } from '../util/signals.js';
 import { createMockCore } from './core.js';
 import type { Connection } from './dispatch.js';
 import { decodeContent } from './encoding.js';

@@ -13,15 +13,20 @@ export type { MockLifecycle } from './lifecycle/lifecycle.js';
 export type { MockLifecycleParams } from './lifecycle/target.js';
 export { seededRandom } from './random.js';
 export type {
+  AccountInput,
   AccountRecord,
+  InvoiceInput,
   InvoiceRecord,
   InvoiceStatus,
   LedgerEntry,
   ProductRecord,
+  SubscriptionInput,
   SubscriptionRecord,
   TierRecord,
+  TransactionInput,
   TransactionRecord,
   TransactionStatus,
+  UsageEventInput,
   UsageEventRecord,
   UsageFields,
   UsageModel,
@@ -34,16 +39,7 @@ export { RESOLVE_ERRORS } from './routes/resolve.js';
 export type { SeedName } from './seed.js';
 export { DEMO } from './seed.js';
 export { startMockServer } from './server.js';
-export type {
-  AccountInput,
-  InvoiceFilter,
-  InvoiceInput,
-  MockStoreOptions,
-  SubscriptionInput,
-  TimeRange,
-  TransactionInput,
-  UsageEventInput,
-} from './store.js';
+export type { InvoiceFilter, MockStoreOptions, TimeRange } from './store.js';
 export { MockStore } from './store.js';
 export type { MockApp, MockFetch, MockOptions, MockServer, MockServerOptions } from './types.js';
 export type { MockWebhookRetry, WebhookAttempt, WebhookDelivery } from './webhooks/deliver.js';

@@ -1,5 +1,15 @@
-import type { InvoiceStatus, ProductRecord, TierRecord, TransactionStatus } from './records.js';
-import type { MockStore } from './store.js';
+import type {
+  AccountInput,
+  InvoiceInput,
+  InvoiceStatus,
+  ProductRecord,
+  SubscriptionInput,
+  SubscriptionRecord,
+  TierRecord,
+  TransactionInput,
+  TransactionStatus,
+  UsageEventInput,
+} from './records.js';
 import { addDays } from './time.js';
 
 /**
@@ -417,7 +427,7 @@ export function spread<K extends string>(counts: Partial<Record<K, number>>): K[
   return out;
 }
 
-function seedActive(store: MockStore): void {
+function seedActive(store: SeedTarget): void {
   const account = DEMO.accounts.active;
   const email = DEMO.emails.active;
   store.addAccount({ account_ref_id: account, customer_email: email, created_at: '2026-01-01T08:00:00Z' });
@@ -472,7 +482,7 @@ function seedActive(store: MockStore): void {
   }
 }
 
-function seedMulti(store: MockStore): void {
+function seedMulti(store: SeedTarget): void {
   const account = DEMO.accounts.multi;
   const email = DEMO.emails.multi;
   store.addAccount({ account_ref_id: account, customer_email: email, created_at: '2026-01-05T09:00:00Z' });
@@ -515,7 +525,7 @@ function seedMulti(store: MockStore): void {
   }
 }
 
-function seedPastDue(store: MockStore): void {
+function seedPastDue(store: SeedTarget): void {
   const account = DEMO.accounts.pastDue;
   const email = DEMO.emails.pastDue;
   store.addAccount({ account_ref_id: account, customer_email: email, created_at: '2026-01-10T07:00:00Z' });
@@ -559,10 +569,26 @@ function seedPastDue(store: MockStore): void {
 }
 
 /**
+ * What a seed writes through: the `MockStore` methods it calls (a store is one). Declared here so
+ * the seed does not import the store that loads it.
+ */
+export interface SeedTarget {
+  addProduct(product: ProductRecord): unknown;
+  addTier(tier: TierRecord): unknown;
+  addAccount(input: AccountInput): unknown;
+  addSubscription(input: SubscriptionInput): SubscriptionRecord;
+  addInvoice(input: InvoiceInput): unknown;
+  addTransaction(input: TransactionInput): unknown;
+  setEntitlement(accountRefId: string, productCode: string, entitlementCode: string, granted: boolean): void;
+  setBalance(accountRefId: string, productCode: string, meterCode: string, balance: number): void;
+  recordUsage(input: UsageEventInput): unknown;
+}
+
+/**
  * Loads a seed into an empty store through its public methods, so the seed exercises the same
  * code paths (and id counters) as records added by tests.
  */
-export function loadSeed(store: MockStore, seed: SeedName): void {
+export function loadSeed(store: SeedTarget, seed: SeedName): void {
   const { products, tiers } = catalog();
   for (const product of products) store.addProduct(product);
   for (const tier of tiers) store.addTier(tier);

@@ -1,4 +1,4 @@
-import { abortReason } from '../internal/signals.js';
+import { abortReason } from '../util/signals.js';
 
 /**
  * Responses whose body must be written as it comes rather than buffered: the node adapter

@@ -1,13 +1,18 @@
 import type {
+  AccountInput,
   AccountRecord,
+  InvoiceInput,
   InvoiceRecord,
   InvoiceStatus,
   LedgerEntry,
   ProductRecord,
+  SubscriptionInput,
   SubscriptionRecord,
   TierRecord,
+  TransactionInput,
   TransactionRecord,
   TransactionStatus,
+  UsageEventInput,
   UsageEventRecord,
 } from './records.js';
 import { loadSeed, type SeedName } from './seed.js';
@@ -23,35 +28,6 @@ export interface MockStoreOptions {
    */
   now?: (() => Date) | undefined;
 }
-
-/** Fields needed to add an account; `created_at` defaults to the store clock. */
-export type AccountInput = Pick<AccountRecord, 'account_ref_id' | 'customer_email'> & Partial<AccountRecord>;
-
-/** Fields needed to add a subscription; the id and timestamps are generated when omitted. */
-export type SubscriptionInput = Pick<
-  SubscriptionRecord,
-  'account_ref_id' | 'product_manage_id' | 'tier_label_name' | 'is_active'
-> &
-  Partial<SubscriptionRecord>;
-
-/**
- * Fields needed to add an invoice. Defaults: status `open`, `is_paid`/`amount_paid` derived from
- * the status, currency `usd`, dates from the store clock, due 30 days after the invoice date,
- * no period, no subscription, hosted URL `/i/<processor_invoice_id>` on the app.
- */
-export type InvoiceInput = Pick<
-  InvoiceRecord,
-  'account_ref_id' | 'product_manage_id' | 'amount_due' | 'customer_email'
-> &
-  Partial<InvoiceRecord>;
-
-/** Fields needed to add a transaction; the UUID and timestamps are generated when omitted. */
-export type TransactionInput = Pick<TransactionRecord, 'account_ref_id' | 'status' | 'amount'> &
-  Partial<TransactionRecord>;
-
-/** Fields needed to record a usage event; `timestamp` defaults to the store clock. */
-export type UsageEventInput = Omit<UsageEventRecord, 'timestamp' | 'metadata'> &
-  Partial<Pick<UsageEventRecord, 'timestamp' | 'metadata'>>;
 
 /** Filter of {@link MockStore.invoices}; all given criteria must match. */
 export interface InvoiceFilter {

@@ -1,5 +1,5 @@
-import type { Clock } from '../internal/clock.js';
-import { randomUUID } from '../internal/uuid.js';
+import type { Clock } from '../util/clock.js';
+import { randomUUID } from '../util/uuid.js';
 import type { SpooledEvent } from './spool.js';
 
 /**

@@ -9,8 +9,8 @@ import {
   type Rule,
   required,
 } from '../internal/checks.js';
-import { type Clock, clockOf } from '../internal/clock.js';
 import type { UsageEventRefused } from '../schemas/usage.js';
+import { type Clock, clockOf } from '../util/clock.js';
 import { memorySpool } from './memory-spool.js';
 import type { Spool, SpooledEvent } from './spool.js';
 

@@ -8,9 +8,9 @@ import {
   UsageTrackerError,
 } from '../core/errors.js';
 import { check, nonNegative } from '../internal/checks.js';
-import { channel, publish } from '../internal/diagnostics.js';
-import { randomUUID } from '../internal/uuid.js';
 import { type UsageWriteParams, usageWriteRules } from '../resources/usage.js';
+import { channel, publish } from '../util/diagnostics.js';
+import { randomUUID } from '../util/uuid.js';
 import { type Aggregator, createAggregator } from './aggregator.js';
 import { trackerBackoff } from './backoff.js';
 import { batcher } from './batcher.js';

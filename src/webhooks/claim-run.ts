@@ -1,5 +1,5 @@
-import { randomUUID } from '../internal/uuid.js';
 import type { WebhookEvent } from '../schemas/webhook.js';
+import { randomUUID } from '../util/uuid.js';
 import type { ClaimOutcome, DedupeStore } from './dedupe.js';
 
 /** Default claim TTL: how long a crashed receiver can hold up the retries of its event. */

@@ -1,5 +1,6 @@
 import { checkOptionsObject } from '../internal/checks.js';
-import { BodyTooLarge, readLimited } from '../internal/transport/read-body.js';
+import { readLimited } from '../internal/transport/read-body.js';
+import { BodyTooLarge } from '../platform/engine.js';
 import {
   deliveryAnswerer,
   INTERNAL_ERROR_REPLY,

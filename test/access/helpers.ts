@@ -4,7 +4,7 @@ import {
   type BillingClient,
   createAccessCache,
 } from '../../src/index.js';
-import { type Clock, withTestClock } from '../../src/internal/clock.js';
+import { type Clock, withTestClock } from '../../src/util/clock.js';
 
 /** A clock the test moves by hand; its sleeps last a real macrotask, so polling loops still turn. */
 export function manualClock(start = Date.UTC(2026, 0, 1)): Clock & { advance(ms: number): void } {

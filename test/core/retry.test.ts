@@ -14,7 +14,7 @@ import {
   ResponseValidationError,
 } from '../../src/index.js';
 import { backoffDelay, type RetryPolicy, retryDecision } from '../../src/internal/retry.js';
-import { parseRetryAfter } from '../../src/internal/retry-after.js';
+import { parseRetryAfter } from '../../src/util/retry-after.js';
 import {
   caught,
   clientFor,

@@ -8,7 +8,7 @@ import {
   signHostedLink,
   verifyHostedLink,
 } from '../../src/index.js';
-import { isWellFormed } from '../../src/internal/well-formed.js';
+import { isWellFormed } from '../../src/util/well-formed.js';
 import { anything, binaryString } from '../arbitraries.js';
 
 // Whatever a caller passes, the link functions answer with a result or the SDK's own error: never a

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type CooldownGrant, memoryCooldown } from '../../src/index.js';
-import { realClock } from '../../src/internal/clock.js';
 import { type RedisLike, redisCooldown } from '../../src/redis/index.js';
+import { realClock } from '../../src/util/clock.js';
 import { clientFor, useMockServer } from '../helpers.js';
 import { connectRedis, uniquePrefix, useRedisClient } from './connect.js';
 import { cooldownContract } from './cooldown-contract.js';

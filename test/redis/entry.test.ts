@@ -21,9 +21,9 @@ describe('the billing-sdk/redis entry', () => {
     const allowed = [
       'src/internal/checks.ts',
       'src/core/errors.ts',
-      'src/internal/well-formed.ts',
-      'src/internal/redact.ts',
-      'src/internal/retry-after.ts',
+      'src/util/well-formed.ts',
+      'src/util/redact.ts',
+      'src/util/retry-after.ts',
     ];
     const foreign = inputs.filter((path) => !path.startsWith('src/redis/') && !allowed.includes(path));
     expect(foreign).toEqual([]);

@@ -6,7 +6,7 @@ import {
   type UsageTracker,
   type UsageTrackerOptions,
 } from '../../src/index.js';
-import { hasTestClock, realClock } from '../../src/internal/clock.js';
+import { hasTestClock, realClock } from '../../src/util/clock.js';
 import { clientFor, instantClock, until, useMockServer } from '../helpers.js';
 import { METER, manualClock, PREPAID, spySpool, withTrackerClock } from './support.js';
 

@@ -16,8 +16,8 @@
  * its id). The suite closes every spool it made, ignoring errors.
  */
 import { afterEach, describe, expect, it, type TestContext } from 'vitest';
-import { randomUUID } from '../../src/internal/uuid.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../../src/tracker/spool.js';
+import { randomUUID } from '../../src/util/uuid.js';
 
 /** A valid event for the demo seed, with its key fixed; `n` makes each one distinct. */
 export function spooledEvent(n: number, extra: Partial<SpooledEvent> = {}): SpooledEvent {

@@ -1,8 +1,8 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { UsageTrackerOptions } from '../../src/index.js';
-import { type Clock, withTestClock } from '../../src/internal/clock.js';
 import { memorySpool } from '../../src/tracker/memory-spool.js';
 import type { Spool } from '../../src/tracker/spool.js';
+import { type Clock, withTestClock } from '../../src/util/clock.js';
 
 /** The demo seed's postpaid meter: usage events there are recorded. */
 export const METER = { account_ref_id: 'acct_active', product_code: 'api-gateway', meter_code: 'api_calls' };

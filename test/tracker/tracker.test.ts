@@ -11,7 +11,7 @@ import {
   type UsageTracker,
   type UsageTrackerOptions,
 } from '../../src/index.js';
-import { hasTestClock } from '../../src/internal/clock.js';
+import { hasTestClock } from '../../src/util/clock.js';
 import { anything } from '../arbitraries.js';
 import { caught, clientFor, instantClock, until, useMockServer } from '../helpers.js';
 import { METER, manualClock, PREPAID, refusingProxy, spySpool, withTrackerClock } from './support.js';

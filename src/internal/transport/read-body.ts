@@ -1,14 +1,5 @@
-import { untilSignal } from '../signals.js';
-
-/**
- * The body was larger than the limit; reading stopped there. Carries the answer's status and
- * headers when they are known, for the error the caller builds.
- */
-export class BodyTooLarge extends Error {
-  constructor(readonly answer?: { status: number; headers: Headers }) {
-    super('response body larger than the limit');
-  }
-}
+import { BodyTooLarge } from '../../platform/engine.js';
+import { untilSignal } from '../../util/signals.js';
 
 /**
  * A body stream as UTF-8 text, stopping with {@link BodyTooLarge} as soon as it passes `limit`

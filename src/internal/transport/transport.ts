@@ -1,7 +1,7 @@
 import type { KyInstance } from 'ky';
 import type { FetchLike } from '../../core/options.js';
-import { untilSignal } from '../signals.js';
-import type { Engine, WireResponse } from './engine.js';
+import type { Engine, WireResponse } from '../../platform/engine.js';
+import { untilSignal } from '../../util/signals.js';
 import { readBody, untilAborted } from './read-body.js';
 
 /** One HTTP exchange as the rest of core sees it: no ky type leaves this folder. */

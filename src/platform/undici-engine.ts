@@ -1,8 +1,7 @@
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Dispatcher, EnvHttpProxyAgent } from 'undici';
-import type { Engine, WireResponse } from './engine.js';
-import { BodyTooLarge } from './read-body.js';
+import { BodyTooLarge, type Engine, type WireResponse } from './engine.js';
 
 let shared: Promise<Dispatcher> | undefined;
 

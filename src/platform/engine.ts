@@ -30,3 +30,13 @@ export interface AttemptIO {
  * signal's reason for an abort), so one classifier serves every engine.
  */
 export type Engine = (request: Request, io: AttemptIO) => Promise<WireResponse>;
+
+/**
+ * The body was larger than the limit; reading stopped there. Carries the answer's status and
+ * headers when they are known, for the error the caller builds.
+ */
+export class BodyTooLarge extends Error {
+  constructor(readonly answer?: { status: number; headers: Headers }) {
+    super('response body larger than the limit');
+  }
+}

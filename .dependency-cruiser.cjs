@@ -1,0 +1,71 @@
+/**
+ * The layering of src/ (src/README.md draws it): each layer imports only from the layers below it,
+ * type-only imports included, and no module takes part in an import cycle. Run by `npm run lint`
+ * (so by `npm test`); test/package/layers.test.ts shows the rules catch a planted violation.
+ */
+
+/** Bottom first. A module may import its own layer and the ones listed before it. */
+const layers = [
+  ['platform', '^src/(platform/|version\\.ts$)'],
+  ['util', '^src/util/'],
+  ['core', '^src/core/'],
+  ['internal', '^src/internal/'],
+  ['links', '^src/links/'],
+  ['client', '^src/(client\\.ts$|resources/|schemas/)'],
+  ['features', '^src/(access|tracker|webhooks)/'],
+  ['adapters', '^src/(redis|node)/'],
+  ['testing', '^src/testing/'],
+  ['entries', '^src/index\\.ts$'],
+];
+
+const upward = layers.slice(0, -1).map(([name, path], i) => ({
+  name: `${name}-imports-upward`,
+  comment: `${name} imports only from the layers below it (${
+    layers
+      .slice(0, i)
+      .map(([n]) => n)
+      .join(', ') || 'none'
+  })`,
+  severity: 'error',
+  from: { path },
+  to: {
+    path: layers
+      .slice(i + 1)
+      .map(([, p]) => `(${p})`)
+      .join('|'),
+  },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'no import cycle in src/, type-only imports included',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    ...upward,
+    {
+      name: 'entries-stay-apart',
+      comment:
+        'a package entry never imports another entry (the main entry never loads Redis, Node-only or mock code)',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^src/(index|redis/index|node/index|testing/index)\\.ts$' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'every import resolves',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    includeOnly: '^src/',
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+  },
+};
