@@ -591,6 +591,39 @@ export class SpoolError extends BillingError {
   }
 }
 
+/** Why a shared store failed. */
+export type StoreErrorCode =
+  /** The store (Redis) failed or did not answer within its `timeoutMs`: the step did not happen, or its outcome is unknown. */
+  | 'unavailable'
+  /** The store answered something the SDK did not expect (another program's key of the same name, a server too old). */
+  | 'unexpected_reply';
+
+/**
+ * A shared store of `billing-sdk/redis` (`redisDedupeStore`, `redisCooldown`, `redisAccessStore`)
+ * failed or answered something unexpected. What reaches `onError` callbacks and webhook handlers
+ * from those stores is this class (the client's own error is its `cause`).
+ */
+export class StoreError extends BillingError {
+  /** @internal */
+  static override readonly brand: BillingErrorName = 'StoreError';
+  /** Always `'StoreError'`: the literal that `switch (err.name)` narrows on. */
+  override readonly name = 'StoreError' as const;
+  /** What failed. */
+  readonly code: StoreErrorCode;
+
+  /**
+   * Built by a store when it cannot do what was asked.
+   *
+   * @param code - What failed.
+   * @param message - Human-readable detail (names the step, never a key's value).
+   * @param options - `cause`: the Redis client's error, when there is one.
+   */
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
 /** Why a usage tracker refused an event: it is closed, or full with `onFull: 'reject'`. */
 export type UsageTrackerErrorCode =
   /** `close()` was called: the tracker takes no more events. */
@@ -661,6 +694,8 @@ export interface BillingErrorClasses {
   WebhookError: WebhookError;
   /** `isBillingError(err, 'SpoolError')` narrows `err` to {@link SpoolError}. */
   SpoolError: SpoolError;
+  /** `isBillingError(err, 'StoreError')` narrows `err` to {@link StoreError}. */
+  StoreError: StoreError;
   /** `isBillingError(err, 'UsageTrackerError')` narrows `err` to {@link UsageTrackerError}. */
   UsageTrackerError: UsageTrackerError;
 }

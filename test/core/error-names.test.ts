@@ -49,6 +49,7 @@ describe('error names: one table', () => {
       HostedLinkError: true,
       WebhookError: true,
       SpoolError: true,
+      StoreError: true,
       UsageTrackerError: true,
     };
     expect(classes.map(([name]) => name).sort()).toEqual(Object.keys(names).sort());
