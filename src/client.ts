@@ -1,7 +1,7 @@
 import { memoryCooldown } from './core/cooldown.js';
 import type { ClientOptions } from './core/options.js';
 import { checkOptionsObject } from './internal/checks.js';
-import { resolveOptions } from './internal/options.js';
+import { DEFAULT_TIMEOUT_MS, resolveOptions } from './internal/options.js';
 import { ApiCore } from './internal/request.js';
 import { Accounts } from './resources/accounts.js';
 import { Entitlements } from './resources/entitlements.js';
@@ -57,7 +57,7 @@ export class BillingClient {
   static {
     // Read through a function set here (a static block sees private fields) rather than a public
     // getter, so that the option stays out of the published types.
-    attemptTimeoutOf = (client) => client.#options.timeout ?? 30_000;
+    attemptTimeoutOf = (client) => client.#options.timeout ?? DEFAULT_TIMEOUT_MS;
   }
 
   /**

@@ -1,14 +1,16 @@
-import { InvalidRequestError } from '../core/errors.js';
+import { InvalidRequestError } from '../core/errors/index.js';
 import { checkOptions, func, integer, positive, type Rule } from '../internal/checks.js';
+import { safely } from '../util/safely.js';
 import type { AccessStore } from './store.js';
 
 /** Options of {@link createAccessCache}. Every one has a default. */
 export interface AccessCacheOptions {
-  /** How long an answer is reused without asking the service, in ms. Default 30 000. */
+  /** How long an answer is reused without asking the service, in ms. Default 30 000, or `staleMs` when you set it shorter. */
   ttlMs?: number | undefined;
   /**
    * How long a "no" is reused (`false`, and the service's documented not-found answer), in ms:
-   * shorter than `ttlMs`, so a customer who just paid gets in soon even without a webhook. Default 5 000.
+   * shorter than `ttlMs`, so a customer who just paid gets in soon even without a webhook. Default 5 000,
+   * or `ttlMs` (and `staleMs`) when you set one shorter.
    */
   denyTtlMs?: number | undefined;
   /**
@@ -74,32 +76,27 @@ const rules: Record<keyof AccessCacheOptions, Rule[]> = {
  */
 export function resolveAccessOptions(options: unknown): ResolvedAccessOptions {
   const given = checkOptions(OPERATION, options, rules) as AccessCacheOptions;
-  const ttlMs = given.ttlMs ?? 30_000;
-  const denyTtlMs = given.denyTtlMs ?? 5_000;
+  // A default never contradicts what was given: each one yields to the options set beside it, so
+  // `{ ttlMs: 200, staleMs: 600 }` keeps a "no" at most 200 ms instead of failing on the 5 s default.
+  const ttlMs = given.ttlMs ?? Math.min(30_000, given.staleMs ?? Infinity);
+  const denyTtlMs = given.denyTtlMs ?? Math.min(5_000, ttlMs, given.staleMs ?? Infinity);
   const staleMs = given.staleMs ?? Math.max(300_000, ttlMs, denyTtlMs);
   if (staleMs < Math.max(ttlMs, denyTtlMs)) {
+    // Only options the user set can get here: name them.
+    const shorter = (['ttlMs', 'denyTtlMs'] as const).filter((name) => (given[name] ?? 0) > staleMs);
     throw new InvalidRequestError(OPERATION, [
       {
         field: 'options.staleMs',
-        message: 'must be >= ttlMs and denyTtlMs (it is the oldest an answer may be)',
+        message: `must be >= ${shorter.join(' and ')} (it is the oldest an answer may be)`,
       },
     ]);
   }
-  const onError = given.onError;
   return {
     ttlMs,
     denyTtlMs,
     staleMs,
     maxEntries: given.maxEntries ?? 10_000,
     store: given.store,
-    onError: (error) => {
-      try {
-        const result: unknown = onError?.(error);
-        // A rejected promise from the reporter must not become an unhandled rejection.
-        if (result instanceof Promise) result.catch(() => {});
-      } catch {
-        // Logging never changes a result.
-      }
-    },
+    onError: (error) => void safely(() => given.onError?.(error)),
   };
 }

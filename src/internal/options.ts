@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Cooldown } from '../core/cooldown.js';
-import { InvalidRequestError } from '../core/errors.js';
+import { InvalidRequestError } from '../core/errors/index.js';
 import type { Logger, LogLevel } from '../core/logger.js';
 import type {
   AuthHeader,
@@ -61,6 +61,11 @@ export interface CallOptions {
 
 const logLevels: readonly LogLevel[] = ['off', 'error', 'warn', 'info', 'debug'];
 const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+/**
+ * An attempt's timeout when `timeout` is not given. One constant: the access cache bounds its wait for
+ * another instance's lease by the same figure (client.ts), which would drift from a second copy.
+ */
+export const DEFAULT_TIMEOUT_MS = 30_000;
 
 const headers: Rule = (v, field = 'headers') => headerIssues(field, v);
 const logger: Rule = (v) =>
@@ -158,7 +163,7 @@ export function resolveOptions(options: ClientOptions & { cooldown: Cooldown }):
     serverAddress: base.hostname.replace(/^\[(.*)\]$/, '$1'),
     serverPort: base.port ? Number(base.port) : base.protocol === 'https:' ? 443 : 80,
     authHeader: options.authHeader ?? 'authorization',
-    timeout: options.timeout ?? 30_000,
+    timeout: options.timeout ?? DEFAULT_TIMEOUT_MS,
     maxRetries: options.maxRetries ?? 2,
     maxRetryDelay: options.maxRetryDelay ?? 60_000,
     retryDelay: options.retryDelay,

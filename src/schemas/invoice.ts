@@ -2,8 +2,9 @@ import * as z from 'zod/mini';
 import type { Schema } from '../internal/schema.js';
 import { type OpenEnum, timestamp } from './common.js';
 
-/** The invoice statuses the reference lists, in its order; {@link InvoiceStatus} also admits others. */
-export const INVOICE_STATUSES = ['draft', 'open', 'paid', 'uncollectible', 'void'] as const;
+import { INVOICE_STATUSES } from './statuses.js';
+
+export { INVOICE_STATUSES };
 
 /** Status of an invoice: one of {@link INVOICE_STATUSES}, or another string the service may add later. */
 export type InvoiceStatus = OpenEnum<(typeof INVOICE_STATUSES)[number]>;

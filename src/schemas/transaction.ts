@@ -2,10 +2,9 @@ import * as z from 'zod/mini';
 import type { Schema } from '../internal/schema.js';
 import { type OpenEnum, timestamp } from './common.js';
 
-/**
- * The transaction statuses the reference lists, in its order; {@link TransactionStatus} also admits others.
- */
-export const TRANSACTION_STATUSES = ['pending', 'completed', 'failed', 'cancelled'] as const;
+import { TRANSACTION_STATUSES } from './statuses.js';
+
+export { TRANSACTION_STATUSES };
 
 /**
  * Status of a transaction: one of {@link TRANSACTION_STATUSES}, or another string the service may add

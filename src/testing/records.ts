@@ -1,3 +1,4 @@
+import { INVOICE_STATUSES, TRANSACTION_STATUSES } from '../schemas/statuses.js';
 /**
  * The mock's data model. Field names follow the wire (snake_case) so that records serialise with
  * little mapping and tests can compare them with API responses directly.
@@ -19,13 +20,11 @@ export const POSTPAID_USAGE_MODELS: readonly UsageModel[] = [
   'volume_usage',
 ];
 
-/** Transaction states of the reference, in the order the reference lists them. */
-export const TRANSACTION_STATUSES = ['pending', 'completed', 'failed', 'cancelled'] as const;
+export { INVOICE_STATUSES, TRANSACTION_STATUSES };
+
 /** A transaction state; the `status` filter of the transactions list rejects anything else. */
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 
-/** Invoice states of the reference, in the order the reference lists them. */
-export const INVOICE_STATUSES = ['draft', 'open', 'paid', 'uncollectible', 'void'] as const;
 /** An invoice state; the `status` filter of the invoice list rejects anything else. */
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 

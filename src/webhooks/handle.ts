@@ -1,7 +1,8 @@
 import type { AccessCache } from '../access/cache.js';
-import { WebhookError } from '../core/errors.js';
+import { WebhookError } from '../core/errors/index.js';
 import { check, func, nonNegative, type Rule, required } from '../internal/checks.js';
 import type { WebhookEvent } from '../schemas/webhook.js';
+import { safely } from '../util/safely.js';
 import { DEFAULT_CLAIM_TTL_MS, runClaimed } from './claim-run.js';
 import type { DedupeStore } from './dedupe.js';
 import { memoryDedupeStore } from './memory-dedupe.js';
@@ -165,25 +166,11 @@ export function webhookProcessor(
 }
 
 /**
- * Calls the user's `onError` without letting it change the answer: a sync throw is caught, and a
- * returned promise is not awaited (a slow logger must not hold the sender) but its rejection is
- * handled, so it cannot become an unhandled rejection that ends the process.
+ * Calls the user's `onError` without letting it change the answer: not awaited (a slow logger must
+ * not hold the sender), and neither its throw nor its rejection escapes.
  */
 function report(onError: WebhookHandlerOptions['onError'], error: unknown, event: WebhookEvent): void {
-  try {
-    const result: unknown = onError?.(error, event);
-    if (isThenable(result)) result.then(undefined, () => {});
-  } catch {
-    // The answer is already decided; a broken error reporter has nowhere else to report to.
-  }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
+  void safely(() => onError?.(error, event));
 }
 
 /**

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { resolveAccessOptions } from '../../src/access/options.js';
 import {
   type AccessStore,
   APIConnectionError,
@@ -42,6 +43,61 @@ describe('createAccessCache: options and parameters', () => {
     expect(await caught(() => createAccessCache(billing, null as never))).toBeInstanceOf(InvalidRequestError);
     expect(await caught(() => createAccessCache({} as never))).toBeInstanceOf(InvalidRequestError);
     expect(mock.server.requests.count()).toBe(0);
+  });
+
+  it('defaults fit the options given: a short ttl or staleMs pulls the longer defaults down instead of throwing', async () => {
+    const billing = clientFor(mock.server);
+    // The 5 s "no" default exceeded a given staleMs of 600 and threw before: it yields now.
+    expect(resolveAccessOptions({ ttlMs: 200, staleMs: 600 })).toMatchObject({
+      ttlMs: 200,
+      denyTtlMs: 200,
+      staleMs: 600,
+    });
+    expect(resolveAccessOptions({ staleMs: 1_000 })).toMatchObject({
+      ttlMs: 1_000,
+      denyTtlMs: 1_000,
+      staleMs: 1_000,
+    });
+    expect(resolveAccessOptions({ ttlMs: 2_000 })).toMatchObject({
+      ttlMs: 2_000,
+      denyTtlMs: 2_000,
+      staleMs: 300_000,
+    });
+    expect(resolveAccessOptions({})).toMatchObject({ ttlMs: 30_000, denyTtlMs: 5_000, staleMs: 300_000 });
+    const access = createAccessCache(billing, { ttlMs: 200, staleMs: 600 });
+    expect(await access.isActive(active)).toBe(true);
+    await access.close();
+    // What the user set and contradicts itself still throws, naming the options.
+    const both = await caught(() => createAccessCache(billing, { denyTtlMs: 900, staleMs: 600 }));
+    expect(both).toBeInstanceOf(InvalidRequestError);
+    expect((both as InvalidRequestError).issues[0]).toMatchObject({ field: 'options.staleMs' });
+    expect((both as InvalidRequestError).issues[0]?.message).toContain('denyTtlMs');
+    expect((both as InvalidRequestError).issues[0]?.message).not.toContain('ttlMs and');
+  });
+
+  it('property: options that agree with each other never throw, and the resolved ones keep deny <= stale, ttl <= stale', () => {
+    const ms = fc.option(fc.integer({ min: 1, max: 1_000_000 }), { nil: undefined });
+    fc.assert(
+      fc.property(ms, ms, ms, (ttlMs, denyTtlMs, staleMs) => {
+        const given = { ttlMs, denyTtlMs, staleMs };
+        const agree = staleMs === undefined || Math.max(ttlMs ?? 0, denyTtlMs ?? 0) <= staleMs;
+        let resolved: ReturnType<typeof resolveAccessOptions>;
+        try {
+          resolved = resolveAccessOptions(given);
+        } catch (error) {
+          expect(agree).toBe(false);
+          expect(error).toBeInstanceOf(InvalidRequestError);
+          return;
+        }
+        expect(agree).toBe(true);
+        for (const name of ['ttlMs', 'denyTtlMs', 'staleMs'] as const) {
+          if (given[name] !== undefined) expect(resolved[name]).toBe(given[name]);
+        }
+        expect(resolved.denyTtlMs).toBeLessThanOrEqual(resolved.staleMs);
+        expect(resolved.ttlMs).toBeLessThanOrEqual(resolved.staleMs);
+        if (denyTtlMs === undefined) expect(resolved.denyTtlMs).toBeLessThanOrEqual(resolved.ttlMs);
+      }),
+    );
   });
 
   it('property: any non-object or mistyped options throw InvalidRequestError, never anything else', () => {
