@@ -16,8 +16,8 @@ export { BillingClient } from './client.js';
 export { APIPromise, type APIResponseInfo, type WithResponse } from './core/api-promise.js';
 export { type Cooldown, type CooldownGrant, memoryCooldown } from './core/cooldown.js';
 export type { AccessEvent, AttemptTrace, RequestTrace, TrackerEvent } from './core/diagnostics.js';
-// Every error class, its name and its types: errors.ts exports nothing else (one table of names there).
-export * from './core/errors.js';
+// Every error class, its name and its types: core/errors/index.ts exports nothing else (its names.ts and table.ts hold the names).
+export * from './core/errors/index.js';
 export type { Logger, LogLevel } from './core/logger.js';
 export type { AuthHeader, ClientOptions, FetchLike, RequestOptions, ValidationMode } from './core/options.js';
 export { Page, PagePromise, type WalkOptions } from './core/pagination.js';

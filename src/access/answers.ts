@@ -1,5 +1,5 @@
 import type { BillingClient } from '../client.js';
-import { NotFoundError } from '../core/errors.js';
+import { NotFoundError } from '../core/errors/index.js';
 import type { AccountStatusParams } from '../resources/accounts.js';
 import { isNotFoundAnswer } from '../resources/accounts.js';
 import type { EntitlementCheckParams } from '../resources/entitlements.js';

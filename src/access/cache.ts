@@ -1,7 +1,7 @@
 import type { LRUCache } from 'lru-cache';
 import { attemptTimeoutOf, type BillingClient } from '../client.js';
 import type { AccessEvent } from '../core/diagnostics.js';
-import { APIUserAbortError, InvalidRequestError } from '../core/errors.js';
+import { APIUserAbortError, InvalidRequestError } from '../core/errors/index.js';
 import { abortSignal, check, text } from '../internal/checks.js';
 import { loadLruCache } from '../platform/server.js';
 import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';

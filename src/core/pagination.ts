@@ -1,5 +1,5 @@
 import type { WithResponse } from './api-promise.js';
-import { InvalidRequestError, PaginationError } from './errors.js';
+import { InvalidRequestError, PaginationError } from './errors/index.js';
 
 /** A list envelope as the API sends it. `next`/`previous` are absent on tiers and products. */
 export interface PageEnvelope<T> {

@@ -1,4 +1,4 @@
-import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors.js';
+import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors/index.js';
 import { isWellFormed } from '../util/well-formed.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { InvalidRequestIssue } from '../core/errors.js';
+import type { InvalidRequestIssue } from '../core/errors/index.js';
 import { isPlainObject } from './checks.js';
 
 /** RFC 9110 token: what a header name may be made of. */

@@ -1,80 +1,32 @@
 import { type APIResponseInfo, responseInfo, type WithResponse } from '../core/api-promise.js';
-import type { AttemptTrace, RequestTrace } from '../core/diagnostics.js';
+import type { RequestTrace } from '../core/diagnostics.js';
 import {
   APIConnectionError,
-  APIError,
   APITimeoutError,
   APIUserAbortError,
-  AuthenticationError,
-  BadRequestError,
   BillingError,
-  ConflictError,
-  InternalServerError,
-  InvalidRequestError,
-  NotFoundError,
-  PermissionDeniedError,
   RateLimitError,
   type RequestContext,
   ResponseTooLargeError,
-  UnprocessableEntityError,
-} from '../core/errors.js';
+} from '../core/errors/index.js';
 import { createLogger, type SdkLogger } from '../core/logger.js';
 import { loadFirstPage, type PageEnvelope, PagePromise } from '../core/pagination.js';
 import type { WireResponse } from '../platform/engine.js';
 import { BodyTooLarge } from '../platform/engine.js';
 import { defaultEngine, loadPRetry, userAgent } from '../platform/server.js';
-import { isTraced, traced, tracingChannel } from '../util/diagnostics.js';
 import { requestIdOf, scrubCause } from '../util/redact.js';
 import { anySignal, untilSignal } from '../util/signals.js';
-import { type CrossRule, check, type ParamRules } from './checks.js';
+import { MAX_TIMER_MS } from '../util/timers.js';
+import { check } from './checks.js';
+import { classify, type Exchange } from './classify.js';
+import { type BuiltRequest, buildRequest, type Endpoint } from './endpoint.js';
 import { lowerKeys } from './headers.js';
+import { callTrace, logAttempt, logRetry, traceAttempt, traceCall } from './observe.js';
 import { type CallOptions, callOptions, type ResolvedOptions } from './options.js';
 import { retryDecision } from './retry.js';
-import { type Schema, validate } from './schema.js';
+import { validate } from './schema.js';
 import { Transport } from './transport/transport.js';
-import { type QueryParams, queryString, type RoutedPath, UnsafeUrlValue } from './url.js';
-
-/** Path, query and body of one call, built by the endpoint from its checked parameters. */
-export interface BuiltRequest {
-  /** Path relative to the base URL: `invoices/`, or built with the `path` tag when it holds a value. */
-  path: string | RoutedPath;
-  query?: QueryParams | undefined;
-  /** JSON body. */
-  body?: object | undefined;
-  /** The call's idempotency key: every error of the call carries it as `event_key`. */
-  eventKey?: string | undefined;
-}
-
-/**
- * Everything the SDK knows about one endpoint: how to check and build a call, how to read the
- * answer. `P` is the method's parameters, `R` the response body's type (from the schema), `T` the
- * method's result (from `transform`, else `R`), `B` what `build` returns (when `transform` needs
- * more of it than {@link BuiltRequest} promises). Resources declare one per method; the request
- * path below does the rest.
- */
-export interface Endpoint<P, R, T = R, B extends BuiltRequest = BuiltRequest> {
-  /** SDK method name, for messages: `invoices.list`. Named here and nowhere else. */
-  operation: string;
-  method: 'GET' | 'POST';
-  /** Every parameter the method takes, with its rules. */
-  rules: ParamRules<P>;
-  /** Rules between parameters (`tier` needs `subscription`). */
-  cross?: CrossRule | undefined;
-  /** Builds the request from the checked parameters; runs once per call, before the first attempt. */
-  build(params: P): B;
-  /** Schema of the response body. */
-  schema: Schema<R>;
-  /** A POST that is safe to send twice (its body carries an idempotency key): retried like a GET. */
-  idempotent?: boolean | undefined;
-  /** An empty 2xx body is an answer: it is validated as `null`. */
-  allowEmpty?: boolean | undefined;
-  /** A non-2xx response whose body is a result (a refusal), not an error. */
-  isResult?: ((status: number, body: unknown) => boolean) | undefined;
-  /** Turns the validated body into the method's result. Default: the body itself. */
-  transform?: ((data: R, request: B) => T) | undefined;
-  /** An error that is an answer after all (a documented "not found"): its result, else `undefined`. */
-  recover?: (error: BillingError) => T | undefined;
-}
+import { queryString } from './url.js';
 
 /** A call whose checks passed: what every attempt sends. */
 interface Call<P, R, T, B extends BuiltRequest> {
@@ -91,25 +43,14 @@ interface Call<P, R, T, B extends BuiltRequest> {
   body: string | undefined;
 }
 
-/** What one attempt produced: a 2xx, or a non-2xx that the endpoint calls a result. */
-interface Exchange {
-  status: number;
-  headers: Headers;
-  body: unknown;
-}
-
-/** The SDK's tracing channels (see core/diagnostics.ts); `undefined` where the runtime has none. */
-const requestTracing = tracingChannel('billing-sdk:request');
-const attemptTracing = tracingChannel('billing-sdk:attempt');
-
-/** setTimeout cannot hold more; a longer timeout means none (a larger value would fire at once). */
-const MAX_TIMER = 2_147_483_647;
-
 /**
- * The one request path of the SDK. Reading order: {@link ApiCore.call} → `#prepare` (check and build)
- * → `#send` (retry loop) → `#attempt` (one exchange under one deadline) → `#classify` → back in
- * `#send`: validate. Knows nothing about billing resources. Holds the API key in private fields,
- * so it never shows when a client is logged or inspected.
+ * The one request path of the SDK. Reading order: {@link ApiCore.list} or {@link ApiCore.call} →
+ * `#prepare` (check and build: checks.ts, options.ts, endpoint.ts) → `#send` (traced when anyone
+ * listens: observe.ts) → `#retried` (the retry loop) → `#admitted` (through the cooldown) →
+ * `#attempt` (one exchange under one deadline) → `classify` (classify.ts: a result, or the error of
+ * its status) → back in `#retried`: validate and transform, or the final error. Knows nothing about
+ * billing resources. Holds the API key in private fields, so it never shows when a client is logged
+ * or inspected.
  */
 export class ApiCore {
   /** Options after defaults; the key itself lives only in `#authHeaders` and `#secrets`. */
@@ -200,18 +141,10 @@ export class ApiCore {
     };
   }
 
-  /**
-   * Sends the call, on the `billing-sdk:request` tracing channel when anyone listens (checked once
-   * per call: an unobserved call builds no trace).
-   */
+  /** Sends the call, observed: traced when anyone listens (observe.ts). */
   #send<P, R, T, B extends BuiltRequest>(call: Call<P, R, T, B>): Promise<WithResponse<T>> {
-    const calls = isTraced(requestTracing);
-    if (!calls && !isTraced(attemptTracing)) return this.#retried(call, undefined);
-    // Attempts point at their call's context even when only attempts are listened to.
-    const trace = this.#trace(call);
-    return calls
-      ? traced(requestTracing, trace, () => this.#retried(call, trace))
-      : this.#retried(call, trace);
+    const trace = callTrace(call.endpoint, call.route, this.#options);
+    return trace ? traceCall(trace, () => this.#retried(call, trace)) : this.#retried(call, undefined);
   }
 
   /**
@@ -239,13 +172,13 @@ export class ApiCore {
       attempts++;
       const exchange = this.#admitted(call, url, trace, attempts);
       return this.logger.enabled('debug')
-        ? this.#logAttempt(exchange, context, attempts, options.maxRetries + 1)
+        ? logAttempt(this.logger, clock, exchange, context, attempts, options.maxRetries + 1)
         : exchange;
     };
     const beforeRetry = async (error: unknown, attemptNumber: number) => {
       const decision = retryDecision(error, attemptNumber, policy);
       if (!decision.retry) throw error;
-      this.#logRetry(context, error, decision.delayMs, attemptNumber, options.maxRetries);
+      logRetry(this.logger, context, error, decision.delayMs, attemptNumber, options.maxRetries);
       await clock.sleep(
         decision.delayMs,
         signal,
@@ -329,7 +262,7 @@ export class ApiCore {
     signal?.addEventListener('abort', forwardAbort, { once: true });
     let timedOut = false;
     const timer =
-      timeout <= MAX_TIMER
+      timeout <= MAX_TIMER_MS
         ? setTimeout(() => {
             timedOut = true;
             controller.abort();
@@ -362,7 +295,7 @@ export class ApiCore {
       clearTimeout(timer);
       signal?.removeEventListener('abort', forwardAbort);
     }
-    return classify(call, answer.status, answer.headers, parseBody(answer.text));
+    return classify(answer, call.endpoint.isResult, context);
   }
 
   /**
@@ -398,64 +331,6 @@ export class ApiCore {
     return error;
   }
 
-  /**
-   * The debug line of one attempt: `GET /api/invoices/ → 200 in 12 ms (attempt 1 of 3, request req_…)`,
-   * or the error's name when there was no usable answer. Only built when debug logging is on.
-   */
-  async #logAttempt(
-    attempt: Promise<Exchange>,
-    context: RequestContext,
-    n: number,
-    of: number,
-  ): Promise<Exchange> {
-    const started = this.#options.clock.now();
-    let outcome: unknown;
-    let requestId: string | undefined;
-    try {
-      const exchange = await attempt;
-      outcome = exchange.status;
-      requestId = requestIdOf(exchange.headers);
-      return exchange;
-    } catch (error) {
-      const failed = error as { status?: number; requestId?: string; name?: string };
-      outcome = failed.status ?? failed.name;
-      requestId = failed.requestId;
-      throw error;
-    } finally {
-      this.logger.log(
-        'debug',
-        `${context.method} ${context.path} → ${outcome} in ${this.#options.clock.now() - started} ms (attempt ${n} of ${of}${requestId ? `, request ${requestId}` : ''})`,
-      );
-    }
-  }
-
-  #logRetry(
-    context: RequestContext,
-    error: unknown,
-    delayMs: number,
-    attempt: number,
-    maxRetries: number,
-  ): void {
-    if (!this.logger.enabled('info')) return;
-    const { name, message } = error as Error;
-    this.logger.log(
-      'info',
-      `retrying ${context.method} ${context.path} in ${delayMs} ms (retry ${attempt} of ${maxRetries}) after ${name}: ${message}`,
-    );
-  }
-
-  /** The context of a traced call: what the call is, never a value it carries. */
-  #trace<P, R, T, B extends BuiltRequest>(call: Call<P, R, T, B>): RequestTrace {
-    return {
-      operation: call.context.operation,
-      method: call.endpoint.method,
-      route: this.#options.basePath + call.route,
-      serverAddress: this.#options.serverAddress,
-      serverPort: this.#options.serverPort,
-      attempt: 0,
-    };
-  }
-
   #headers(hasBody: boolean, extra: Record<string, string> | undefined): Record<string, string> {
     if (!hasBody && !extra) return this.#baseHeaders;
     // Per-call headers override the defaults, never the credentials.
@@ -463,108 +338,6 @@ export class ApiCore {
     if (hasBody) headers['content-type'] = 'application/json';
     return headers;
   }
-}
-
-/**
- * Runs the endpoint's builder and serialises the body. A value the URL helpers refuse becomes an
- * error naming the operation, before anything is sent. The body needs no such guard: the rules
- * admit only scalars and `jsonObject`s, which JSON carries whole.
- */
-function buildRequest<P, R, T, B extends BuiltRequest>(
-  endpoint: Endpoint<P, R, T, B>,
-  params: Record<string, unknown>,
-): { built: B; path: string; route: string; search: string; body: string | undefined } {
-  try {
-    // The one place parameters become `P`: `check` let through only the fields of its rules,
-    // each passing them.
-    const built = endpoint.build(params as P);
-    const { path, route } =
-      typeof built.path === 'string' ? { path: built.path, route: built.path } : built.path;
-    // Encoded once, here: a value it refuses fails the call before anything is sent.
-    const search = queryString(built.query);
-    const body = built.body === undefined ? undefined : JSON.stringify(built.body);
-    return { built, path, route, search, body };
-  } catch (error) {
-    if (error instanceof UnsafeUrlValue) throw new InvalidRequestError(endpoint.operation, [error.issue]);
-    throw error;
-  }
-}
-
-/**
- * A 2xx, or a non-2xx the endpoint calls a result, is the exchange; anything else (3xx included:
- * redirects are never followed) becomes the error of its status.
- */
-function classify<P, R, T, B extends BuiltRequest>(
-  call: Call<P, R, T, B>,
-  status: number,
-  headers: Headers,
-  body: unknown,
-): Exchange {
-  if ((status >= 200 && status < 300) || call.endpoint.isResult?.(status, body))
-    return { status, headers, body };
-  throw errorForStatus(status, headers, body, call.context);
-}
-
-type APIErrorClass = new (
-  status: number,
-  headers: Headers | Record<string, string>,
-  body: unknown,
-  request: RequestContext,
-) => APIError;
-
-/** Status → error class: the one table that decides which class a failed response becomes. */
-const byStatus: Record<number, APIErrorClass> = {
-  400: BadRequestError,
-  401: AuthenticationError,
-  403: PermissionDeniedError,
-  404: NotFoundError,
-  409: ConflictError,
-  422: UnprocessableEntityError,
-  429: RateLimitError,
-};
-
-/** Builds the typed error for a response that is not an answer (a 3xx, which is never followed, included). */
-export function errorForStatus(
-  status: number,
-  headers: Headers | Record<string, string>,
-  body: unknown,
-  request: RequestContext,
-): APIError {
-  const ErrorClass = byStatus[status] ?? (status >= 500 ? InternalServerError : APIError);
-  return new ErrorClass(status, headers, body, request);
-}
-
-/**
- * One attempt on the `billing-sdk:attempt` tracing channel; its outcome (status, request id, the
- * server's Retry-After) is noted on the attempt's context and on the call's before the channel's
- * end events. Published only while the attempt channel has a subscriber; noted on the call always.
- */
-function traceAttempt(request: RequestTrace, n: number, run: () => Promise<Exchange>): Promise<Exchange> {
-  const trace: AttemptTrace = {
-    request,
-    operation: request.operation,
-    method: request.method,
-    route: request.route,
-    attempt: n,
-  };
-  request.attempt = n;
-  const note = (status: number | undefined, requestId: string | undefined, retryAfterMs?: number) => {
-    trace.status = request.status = status;
-    trace.requestId = request.requestId = requestId;
-    trace.retryAfterMs = request.retryAfterMs = retryAfterMs;
-  };
-  const noted = async () => {
-    try {
-      const exchange = await run();
-      note(exchange.status, requestIdOf(exchange.headers));
-      return exchange;
-    } catch (error) {
-      const failed = error as { status?: number; requestId?: string; retryAfterMs?: number };
-      note(failed.status, failed.requestId, failed.retryAfterMs);
-      throw error;
-    }
-  };
-  return isTraced(attemptTracing) ? traced(attemptTracing, trace, noted) : noted();
 }
 
 /** `value`, or a rejection with `onAbort()`'s error as soon as `signal` aborts (a wait for a probe is cancellable). */
@@ -587,16 +360,6 @@ function cooldownError(context: RequestContext, waitMs: number): RateLimitError 
     detail: `cooling down after a 429 for ${waitMs} more ms (over maxRetryDelay); nothing was sent`,
   };
   return new RateLimitError(429, { 'retry-after-ms': String(waitMs) }, body, context);
-}
-
-/** JSON when it parses, the text itself when not (kept for error bodies), `undefined` when empty. */
-function parseBody(text: string): unknown {
-  if (text === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }
 
 /** The response info of a recovered error (an `APIError`: the only kind an endpoint recovers from). */

@@ -1,18 +1,8 @@
 import { APIPromise } from '../core/api-promise.js';
 import type { RequestOptions } from '../core/options.js';
 import type { PageEnvelope, PagePromise } from '../core/pagination.js';
-import type { ApiCore, BuiltRequest, Endpoint } from './request.js';
-
-/**
- * Declares an endpoint (see {@link Endpoint} for `P`, `R`, `T`, `B`). Resources declare one per
- * method at module level: checks, path, schema and retry safety live there, and the method only
- * names it. The rules are checked against `P`: one per parameter, no more.
- */
-export function endpoint<P, R, T = R, B extends BuiltRequest = BuiltRequest>(
-  spec: Endpoint<P, R, T, B>,
-): Endpoint<P, R, T, B> {
-  return spec;
-}
+import type { BuiltRequest, Endpoint } from './endpoint.js';
+import type { ApiCore } from './request.js';
 
 /**
  * Base of every resource namespace (`billing.invoices`, …): a method is one line that hands its

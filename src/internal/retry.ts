@@ -1,4 +1,4 @@
-import { APIConnectionError, APIError, APIUserAbortError } from '../core/errors.js';
+import { APIConnectionError, APIError, APIUserAbortError } from '../core/errors/index.js';
 
 /** How one call may retry. */
 export interface RetryPolicy {

@@ -1,4 +1,4 @@
-import { type RequestContext, ResponseValidationError, type ValidationIssue } from '../core/errors.js';
+import { type RequestContext, ResponseValidationError, type ValidationIssue } from '../core/errors/index.js';
 import type { SdkLogger } from '../core/logger.js';
 import type { ValidationMode } from '../core/options.js';
 

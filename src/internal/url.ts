@@ -1,4 +1,4 @@
-import type { InvalidRequestIssue } from '../core/errors.js';
+import type { InvalidRequestIssue } from '../core/errors/index.js';
 import { isWellFormed } from '../util/well-formed.js';
 
 /**

@@ -1,4 +1,4 @@
-import { HostedLinkError } from '../core/errors.js';
+import { HostedLinkError } from '../core/errors/index.js';
 import { loadJoseVerify } from '../platform/server.js';
 import { isWellFormed } from '../util/well-formed.js';
 

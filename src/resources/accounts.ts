@@ -1,8 +1,9 @@
 import type { APIPromise } from '../core/api-promise.js';
-import { NotFoundError } from '../core/errors.js';
+import { NotFoundError } from '../core/errors/index.js';
 import type { RequestOptions } from '../core/options.js';
 import { type CrossRule, required, segment, text } from '../internal/checks.js';
-import { APIResource, endpoint } from '../internal/resource.js';
+import { endpoint } from '../internal/endpoint.js';
+import { APIResource } from '../internal/resource.js';
 import { path } from '../internal/url.js';
 import { type AccountStatus, AccountStatusSchema, subscriptionsOf } from '../schemas/account-status.js';
 import { type FixSubscriptionResult, FixSubscriptionSchema } from '../schemas/fix-subscription.js';

@@ -1,7 +1,8 @@
 import type { APIPromise } from '../core/api-promise.js';
 import type { RequestOptions } from '../core/options.js';
 import { required, text } from '../internal/checks.js';
-import { APIResource, endpoint } from '../internal/resource.js';
+import { endpoint } from '../internal/endpoint.js';
+import { APIResource } from '../internal/resource.js';
 import { type EntitlementCheck, EntitlementCheckSchema } from '../schemas/entitlement.js';
 
 /** Parameters of {@link Entitlements.check}. */

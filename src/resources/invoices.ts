@@ -10,7 +10,8 @@ import {
   required,
   text,
 } from '../internal/checks.js';
-import { APIResource, endpoint } from '../internal/resource.js';
+import { endpoint } from '../internal/endpoint.js';
+import { APIResource } from '../internal/resource.js';
 import { envelope } from '../schemas/common.js';
 import { type CreatedInvoice, CreatedInvoiceSchema } from '../schemas/created-invoice.js';
 import { INVOICE_STATUSES, type Invoice, InvoiceSchema } from '../schemas/invoice.js';

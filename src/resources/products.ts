@@ -1,6 +1,7 @@
 import type { RequestOptions } from '../core/options.js';
 import type { PagePromise } from '../core/pagination.js';
-import { APIResource, endpoint } from '../internal/resource.js';
+import { endpoint } from '../internal/endpoint.js';
+import { APIResource } from '../internal/resource.js';
 import { envelope } from '../schemas/common.js';
 import { type Product, ProductSchema } from '../schemas/product.js';
 

@@ -1,8 +1,9 @@
 import { APIPromise } from '../core/api-promise.js';
-import { InvalidRequestError } from '../core/errors.js';
+import { InvalidRequestError } from '../core/errors/index.js';
 import type { RequestOptions } from '../core/options.js';
 import { type CrossRule, isPlainObject, required, text } from '../internal/checks.js';
-import { APIResource, endpoint } from '../internal/resource.js';
+import { endpoint } from '../internal/endpoint.js';
+import { APIResource } from '../internal/resource.js';
 import { signHostedLink } from '../links/sign.js';
 import { type ResolvedUrl, type ResolveResponse, ResolveResponseSchema } from '../schemas/resolve.js';
 

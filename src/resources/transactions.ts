@@ -1,7 +1,8 @@
 import type { RequestOptions } from '../core/options.js';
 import type { PageEnvelope, PagePromise } from '../core/pagination.js';
 import { oneOf, pageRules, required, segment } from '../internal/checks.js';
-import { APIResource, endpoint } from '../internal/resource.js';
+import { endpoint } from '../internal/endpoint.js';
+import { APIResource } from '../internal/resource.js';
 import { path } from '../internal/url.js';
 import { envelope } from '../schemas/common.js';
 import { TRANSACTION_STATUSES, type Transaction, TransactionSchema } from '../schemas/transaction.js';

@@ -1,5 +1,5 @@
 import type { APIPromise } from '../core/api-promise.js';
-import { BillingError, InvalidRequestError } from '../core/errors.js';
+import { BillingError, InvalidRequestError } from '../core/errors/index.js';
 import type { RequestOptions } from '../core/options.js';
 import {
   check,
@@ -12,9 +12,10 @@ import {
   required,
   text,
 } from '../internal/checks.js';
+import type { BuiltRequest } from '../internal/endpoint.js';
+import { endpoint } from '../internal/endpoint.js';
 import { requestRules } from '../internal/options.js';
-import type { BuiltRequest } from '../internal/request.js';
-import { APIResource, endpoint } from '../internal/resource.js';
+import { APIResource } from '../internal/resource.js';
 import type { Schema } from '../internal/schema.js';
 import {
   type CreditBalance,

@@ -1,4 +1,4 @@
-import { WebhookError } from '../core/errors.js';
+import { WebhookError } from '../core/errors/index.js';
 import { type WebhookEvent, WebhookEventSchema } from '../schemas/webhook.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { text } from '../../src/internal/checks.js';
-import { endpoint } from '../../src/internal/resource.js';
+import { endpoint } from '../../src/internal/endpoint.js';
 import type { Schema } from '../../src/internal/schema.js';
 
 // Type-level tests: `npm run typecheck` (tsc over test/) compiles this file, and each

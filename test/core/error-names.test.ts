@@ -1,10 +1,11 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { APIErrorName, BillingErrorClasses, BillingErrorName } from '../../src/index.js';
+import type { APIError, APIErrorName, BillingErrorClasses, BillingErrorName } from '../../src/index.js';
 import * as sdk from '../../src/index.js';
 
-// Every error name comes from one table, `BillingErrorClasses`: the union of names and the HTTP
-// subset are derived from it, and the package exports every class of errors.ts. These checks keep
-// each class's `name` and `brand` in step with its key there.
+// Every error name has its class in one table, `BillingErrorClasses`: the union of names and the
+// HTTP subset (listed in core/errors/names.ts) must equal what the table gives, and the package
+// exports every class of core/errors/. These checks keep each class's `name` and `brand` in step
+// with its key there.
 describe('error names: one table', () => {
   it('derives the names of the HTTP-status classes from the table', () => {
     expectTypeOf<APIErrorName>().toEqualTypeOf<
@@ -19,6 +20,18 @@ describe('error names: one table', () => {
       | 'InternalServerError'
     >();
     expectTypeOf<BillingErrorName>().toEqualTypeOf<keyof BillingErrorClasses>();
+  });
+
+  it('lists exactly the names of the table, the HTTP ones being those whose class is an APIError', () => {
+    // names.ts lists the names apart from the table (the base class types its `name` with them):
+    // the compiler keeps the two lists equal.
+    type FromTable = {
+      [N in keyof BillingErrorClasses]: BillingErrorClasses[N] extends Pick<APIError, 'status' | 'body'>
+        ? N
+        : never;
+    }[keyof BillingErrorClasses];
+    expectTypeOf<BillingErrorName>().toEqualTypeOf<keyof BillingErrorClasses>();
+    expectTypeOf<APIErrorName>().toEqualTypeOf<FromTable>();
   });
 
   it('exports one class per name, whose brand and instances carry that name', () => {

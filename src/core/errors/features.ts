@@ -1,0 +1,241 @@
+/**
+ * The errors of the SDK's own checks and features: bad input, an unexpected body, pagination,
+ * hosted links, webhooks, spools, shared stores and the usage tracker. Those with several causes
+ * carry a `code` saying which.
+ *
+ * @module
+ */
+import { BillingError, describeRequest, type RequestContext } from './base.js';
+import type { BillingErrorName } from './names.js';
+
+/** One problem with the parameters of a call, found before anything was sent. */
+export interface InvalidRequestIssue {
+  /** The parameter, e.g. `page_size`, or `options.timeout`. */
+  field: string;
+  /** What is wrong with it. */
+  message: string;
+}
+
+/** The call's parameters or options break a rule; no request was sent. */
+export class InvalidRequestError extends BillingError {
+  /** @internal */
+  static override readonly brand: BillingErrorName = 'InvalidRequestError';
+  /** Always `'InvalidRequestError'`: the literal that `switch (err.name)` narrows on. */
+  override readonly name = 'InvalidRequestError' as const;
+  /** The SDK method called. */
+  readonly operation: string;
+  /** Every problem found. */
+  readonly issues: InvalidRequestIssue[];
+
+  /**
+   * Built by the SDK before sending, when parameters or options break a rule.
+   *
+   * @param operation - The SDK method called, e.g. `invoices.list`.
+   * @param issues - Every problem found; the message lists them.
+   */
+  constructor(operation: string, issues: InvalidRequestIssue[]) {
+    super(`${operation}: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`);
+    this.operation = operation;
+    this.issues = issues;
+  }
+}
+
+/** One way a response differed from its schema. */
+export interface ValidationIssue {
+  /** Where in the body, e.g. `['results', 3, 'amount_due']`. */
+  path: (string | number)[];
+  /** What was wrong. */
+  message: string;
+  /** The validator's issue code, e.g. `invalid_type`. */
+  code: string;
+}
+
+/** A response lacked a documented field or had one of the wrong type (`validation: 'strict'`). */
+export class ResponseValidationError extends BillingError {
+  /** @internal */
+  static override readonly brand: BillingErrorName = 'ResponseValidationError';
+  /** Always `'ResponseValidationError'`: the literal that `switch (err.name)` narrows on. */
+  override readonly name = 'ResponseValidationError' as const;
+  /** SDK method, HTTP method and path. */
+  readonly request: RequestContext;
+  /** Every mismatch found. */
+  readonly issues: ValidationIssue[];
+  /** The body as received (parsed JSON, or text when it was not JSON). */
+  readonly body: unknown;
+
+  /**
+   * Built by the SDK when a body does not match its schema under `validation: 'strict'`.
+   *
+   * @param request - SDK method, HTTP method and path of the request.
+   * @param issues - Every mismatch; the message shows the first five.
+   * @param body - The body as received.
+   */
+  constructor(request: RequestContext, issues: ValidationIssue[], body: unknown) {
+    const shown = issues
+      .slice(0, 5)
+      .map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`)
+      .join('; ');
+    super(`${describeRequest(request)} returned an unexpected body: ${shown}`);
+    this.request = request;
+    this.issues = issues;
+    this.body = body;
+  }
+}
+
+/** A paginated list repeated a page or did not end; iteration stopped instead of looping. */
+export class PaginationError extends BillingError {
+  /** @internal */
+  static override readonly brand: BillingErrorName = 'PaginationError';
+  /** Always `'PaginationError'`: the literal that `switch (err.name)` narrows on. */
+  override readonly name = 'PaginationError' as const;
+}
+
+/** Why a hosted-link token was rejected. */
+export type HostedLinkErrorCode =
+  | 'missing_token'
+  | 'invalid_token'
+  | 'invalid_signature'
+  | 'unsupported_algorithm'
+  | 'expired'
+  | 'missing_claim';
+
+/** A hosted-link token failed verification. */
+export class HostedLinkError extends BillingError {
+  /** @internal */
+  static override readonly brand: BillingErrorName = 'HostedLinkError';
+  /** Always `'HostedLinkError'`: the literal that `switch (err.name)` narrows on. */
+  override readonly name = 'HostedLinkError' as const;
+  /** What failed. */
+  readonly code: HostedLinkErrorCode;
+
+  /**
+   * Built by {@link verifyHostedLink} when a token fails.
+   *
+   * @param code - What failed.
+   * @param message - Human-readable detail.
+   * @param options - `cause`: the underlying error, when there is one.
+   */
+  constructor(code: HostedLinkErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** A webhook body was not a valid event. */
+export class WebhookError extends BillingError {
+  /** @internal */
+  static override readonly brand: BillingErrorName = 'WebhookError';
+  /** Always `'WebhookError'`: the literal that `switch (err.name)` narrows on. */
+  override readonly name = 'WebhookError' as const;
+  /** The validation issues, when the body was JSON of the wrong shape. */
+  readonly issues: ValidationIssue[];
+
+  /**
+   * Built by the webhook parser when a body is not a valid event.
+   *
+   * @param message - What was wrong.
+   * @param issues - The validation issues, when the body was JSON of the wrong shape.
+   */
+  constructor(message: string, issues: ValidationIssue[] = []) {
+    super(message);
+    this.issues = issues;
+  }
+}
+
+/** Why a durable spool of a usage tracker failed. */
+export type SpoolErrorCode =
+  /** Another live process (or another spool in this one) holds the spool's lock. */
+  | 'locked'
+  /** A stored record could not be read back: the spool refuses to guess rather than lose or resend events. */
+  | 'corrupt'
+  /** Writing or syncing failed: what was being appended was not stored. */
+  | 'io'
+  /** The spool is not open (never opened, or closed). */
+  | 'closed'
+  /** The spool's store (Redis) failed or did not answer within `timeoutMs`: nothing was stored. */
+  | 'unavailable'
+  /** A replace found a member acknowledged or claimed elsewhere meanwhile: nothing was written. */
+  | 'conflict';
+
+/** A durable spool (`fileSpool` of `billing-sdk/node`, `redisSpool` of `billing-sdk/redis`) could not be opened or could not store events. */
+export class SpoolError extends BillingError {
+  /** @internal */
+  static override readonly brand: BillingErrorName = 'SpoolError';
+  /** Always `'SpoolError'`: the literal that `switch (err.name)` narrows on. */
+  override readonly name = 'SpoolError' as const;
+  /** What failed. */
+  readonly code: SpoolErrorCode;
+
+  /**
+   * Built by a spool when it cannot do what was asked.
+   *
+   * @param code - What failed.
+   * @param message - Human-readable detail (names the file).
+   * @param options - `cause`: the underlying error, when there is one.
+   */
+  constructor(code: SpoolErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** Why a shared store failed. */
+export type StoreErrorCode =
+  /** The store (Redis) failed or did not answer within its `timeoutMs`: the step did not happen, or its outcome is unknown. */
+  | 'unavailable'
+  /** The store answered something the SDK did not expect (another program's key of the same name, a server too old). */
+  | 'unexpected_reply';
+
+/**
+ * A shared store of `billing-sdk/redis` (`redisDedupeStore`, `redisCooldown`, `redisAccessStore`)
+ * failed or answered something unexpected. What reaches `onError` callbacks and webhook handlers
+ * from those stores is this class (the client's own error is its `cause`).
+ */
+export class StoreError extends BillingError {
+  /** @internal */
+  static override readonly brand: BillingErrorName = 'StoreError';
+  /** Always `'StoreError'`: the literal that `switch (err.name)` narrows on. */
+  override readonly name = 'StoreError' as const;
+  /** What failed. */
+  readonly code: StoreErrorCode;
+
+  /**
+   * Built by a store when it cannot do what was asked.
+   *
+   * @param code - What failed.
+   * @param message - Human-readable detail (names the step, never a key's value).
+   * @param options - `cause`: the Redis client's error, when there is one.
+   */
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** Why a usage tracker refused an event: it is closed, or full with `onFull: 'reject'`. */
+export type UsageTrackerErrorCode =
+  /** `close()` was called: the tracker takes no more events. */
+  | 'closed'
+  /** `maxQueued` events are not acknowledged yet and the tracker was made with `onFull: 'reject'`. */
+  | 'full';
+
+/** A usage tracker refused to take an event (`createUsageTracker`): nothing was queued. */
+export class UsageTrackerError extends BillingError {
+  /** @internal */
+  static override readonly brand: BillingErrorName = 'UsageTrackerError';
+  /** Always `'UsageTrackerError'`: the literal that `switch (err.name)` narrows on. */
+  override readonly name = 'UsageTrackerError' as const;
+  /** Why the event was refused. */
+  readonly code: UsageTrackerErrorCode;
+
+  /**
+   * Built by the tracker when `track` cannot take an event.
+   *
+   * @param code - Why.
+   * @param message - Human-readable detail.
+   */
+  constructor(code: UsageTrackerErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
