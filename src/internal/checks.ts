@@ -220,15 +220,40 @@ export function check(
       continue;
     }
     present[name] = value;
-    for (const rule of fieldRules) {
-      const found = rule(value, field);
-      if (typeof found === 'string') issues.push({ field, message: found });
-      else if (found?.length) issues.push(...found);
-      else continue;
-      break;
-    }
+    ruleIssues(value, field, fieldRules, issues);
   }
   if (!issues.length && cross) issues.push(...cross(present));
   if (issues.length) throw new InvalidRequestError(operation, issues);
   return present;
+}
+
+/**
+ * Checks the positional arguments of a method (a store's `key`, `account`, …) as {@link check}
+ * checks named parameters: one {@link InvalidRequestError} listing every bad one. Every value goes to
+ * its rules, `''` and `undefined` included: whether those are allowed is the rules' to say (an empty
+ * key is a key like any other to a store).
+ */
+export function checkArgs(
+  operation: string,
+  args: readonly [field: string, rules: Rule[], value: unknown][],
+): void {
+  const issues: InvalidRequestIssue[] = [];
+  for (const [field, rules, value] of args) ruleIssues(value, field, rules, issues);
+  if (issues.length) throw new InvalidRequestError(operation, issues);
+}
+
+/** Adds to `issues` what the first of `rules` that fails says of `value` (nothing when all pass). */
+function ruleIssues(
+  value: unknown,
+  field: string,
+  rules: readonly Rule[],
+  issues: InvalidRequestIssue[],
+): void {
+  for (const rule of rules) {
+    const found = rule(value, field);
+    if (typeof found === 'string') issues.push({ field, message: found });
+    else if (found?.length) issues.push(...found);
+    else continue;
+    return;
+  }
 }

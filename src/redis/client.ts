@@ -1,3 +1,5 @@
+import { StoreError } from '../core/errors/index.js';
+
 /**
  * The one method of a Redis client this entry uses: send a command, get its reply. node-redis (the
  * `redis` package, v4 and v5) has it as is, so its client is passed directly; for ioredis, adapt it
@@ -15,6 +17,8 @@ export interface RedisLike {
  * Runs a Lua script: each script is one atomic step in Redis, whatever other processes send
  * meanwhile. EVAL rather than EVALSHA: Redis caches the compiled script either way, and the few
  * hundred bytes resent per call buy not having to handle NOSCRIPT after a restart or failover.
+ * Rejects with the client's own error, or a {@link StoreError} `'unavailable'` after `timeoutMs`:
+ * each helper turns either into the error its users meet.
  */
 export function evalScript(
   client: RedisLike,
@@ -30,12 +34,15 @@ export function evalScript(
 }
 
 /**
- * `promise`, or a rejection once `ms` passed. node-redis queues commands while it reconnects, so
- * without a limit a Redis outage would hang every caller instead of failing it.
+ * `promise`, or a {@link StoreError} `'unavailable'` once `ms` passed. node-redis queues commands
+ * while it reconnects, so without a limit a Redis outage would hang every caller instead of failing it.
  */
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+    const timer = setTimeout(
+      () => reject(new StoreError('unavailable', `Redis did not answer within ${ms} ms`)),
+      ms,
+    );
     promise.then(
       (value) => {
         clearTimeout(timer);
@@ -52,4 +59,11 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 /** A TTL as Redis's PX wants it: a whole number of ms, at least 1. */
 export function px(ms: number): number {
   return Math.max(1, Math.ceil(ms));
+}
+
+/** A reply string as node-redis gives it, or as a Buffer for a client set to return buffers; else `undefined`. */
+export function replyText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (value instanceof Uint8Array) return new TextDecoder().decode(value);
+  return undefined;
 }

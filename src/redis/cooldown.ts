@@ -1,6 +1,10 @@
 import type { Cooldown, CooldownGrant } from '../core/cooldown.js';
+import type { StoreError } from '../core/errors/index.js';
 import { check, checkOptionsObject, redisClient, required } from '../internal/checks.js';
+import { safely } from '../util/safely.js';
 import { evalScript, px, type RedisLike } from './client.js';
+import { ACQUIRE, COOL, END } from './lua/cooldown.js';
+import { storeFailure, unexpectedReply } from './store-errors.js';
 
 /** Options of {@link redisCooldown}. */
 export interface RedisCooldownOptions {
@@ -25,32 +29,12 @@ export interface RedisCooldownOptions {
    */
   pauseAfterErrorMs?: number | undefined;
   /**
-   * Told each time Redis fails (an error or a timeout) and the cooldown lets requests go without it.
-   * Not awaited; a throw here is ignored.
+   * Told each time Redis fails (an error or a timeout) and the cooldown lets requests go without it,
+   * with a {@link billing-sdk!StoreError} (code `'unavailable'`, or `'unexpected_reply'`; the
+   * client's error as its `cause`). Not awaited; a throw or rejection here is ignored.
    */
   onError?: ((error: unknown) => void) | undefined;
 }
-
-// KEYS: wait (exists while a Retry-After window runs; its PTTL is the wait), cooling (a 429 came and
-// no probe has been answered since), probe (the prober's token, leased). ARGV: token, lease.
-const ACQUIRE = `local wait = redis.call('PTTL', KEYS[1])
-if wait > 0 then return {'wait', wait} end
-if redis.call('EXISTS', KEYS[2]) == 0 then return {'free'} end
-if redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'probe'} end
-return {'held', redis.call('PTTL', KEYS[3])}`;
-
-// A 429 with Retry-After. ARGV: retryAfterMs, the probe's token ('' for other requests), cooling TTL.
-// A window only grows: a shorter Retry-After does not cut one already running.
-const COOL = `local ms = tonumber(ARGV[1])
-if ms > 0 and redis.call('PTTL', KEYS[1]) < ms then redis.call('SET', KEYS[1], '1', 'PX', ms) end
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
-if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
-return 1`;
-
-// The probe was not refused: the cooldown is over, unless a newer 429 opened another window meanwhile.
-const END = `if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
-if redis.call('PTTL', KEYS[1]) <= 0 then redis.call('DEL', KEYS[2]) end
-return 1`;
 
 /**
  * Keeps `cooling` past its window so the next request is a probe; expires only when no process has
@@ -70,8 +54,9 @@ const COOLING_TTL_MS = 60 * 60 * 1000;
  * disagree still agree on the cooldown; the `now` passed in only times the pause after an error.
  *
  * Fails open: when Redis errs or does not answer within `timeoutMs`, the request goes (the cooldown
- * is an optimisation; the service's own 429s still protect it), `onError` is told, and Redis is left
- * alone for `pauseAfterErrorMs`. Costs one script per request, and one more after a 429 or a probe.
+ * is an optimisation; the service's own 429s still protect it), `onError` is told (a
+ * {@link billing-sdk!StoreError}), and Redis is left alone for `pauseAfterErrorMs`. Costs one script
+ * per request, and one more after a 429 or a probe.
  *
  * @param client - A connected node-redis client (`createClient()` from `redis`), or any
  * {@link RedisLike}. It is not closed here: the application owns it.
@@ -98,24 +83,24 @@ export function redisCooldown(client: RedisLike, options: RedisCooldownOptions =
   const pauseMs = options.pauseAfterErrorMs ?? 1_000;
   let pausedUntil = Number.NEGATIVE_INFINITY;
 
-  const failed = (error: unknown, now: number): void => {
+  /** Leaves Redis alone for a pause and tells `onError`, whose throw never fails a request. */
+  const failed = (error: StoreError, now: number): void => {
     pausedUntil = now + pauseMs;
-    try {
-      options.onError?.(error);
-    } catch {
-      // A broken reporter must not turn a tolerated outage into failed requests.
-    }
+    void safely(() => options.onError?.(error));
   };
-  const run = (script: string, args: (string | number)[]) =>
-    evalScript(client, script, keys, args, timeoutMs);
+  const run = (step: string, script: string, args: (string | number)[]) =>
+    evalScript(client, script, keys, args, timeoutMs).catch((error: unknown) => {
+      throw storeFailure(`redisCooldown.${step}`, error);
+    });
   /** Reports a 429 (or the probe's answer); never rejects, since the SDK awaits it after each attempt. */
   const settle = async (now: number, retryAfterMs: number | undefined, token: string): Promise<void> => {
     if (now < pausedUntil) return;
     try {
-      if (retryAfterMs !== undefined) await run(COOL, [px(Math.max(0, retryAfterMs)), token, COOLING_TTL_MS]);
-      else if (token !== '') await run(END, [token]);
+      if (retryAfterMs !== undefined)
+        await run('release', COOL, [px(Math.max(0, retryAfterMs)), token, COOLING_TTL_MS]);
+      else if (token !== '') await run('release', END, [token]);
     } catch (error) {
-      failed(error, now);
+      failed(error as StoreError, now);
     }
   };
   const free: CooldownGrant = {
@@ -128,9 +113,9 @@ export function redisCooldown(client: RedisLike, options: RedisCooldownOptions =
       const token = crypto.randomUUID();
       let reply: unknown;
       try {
-        reply = await run(ACQUIRE, [token, leaseMs]);
+        reply = await run('acquire', ACQUIRE, [token, leaseMs]);
       } catch (error) {
-        failed(error, now);
+        failed(error as StoreError, now);
         return free;
       }
       const [kind, ms] = Array.isArray(reply) ? reply : [];
@@ -145,7 +130,7 @@ export function redisCooldown(client: RedisLike, options: RedisCooldownOptions =
           // Ask again soon, or when the lease ends if sooner: a crashed prober's lease frees the next.
           return { waitMs: Math.max(1, Math.min(pollMs, Number(ms) > 0 ? Number(ms) : pollMs)) };
         default:
-          failed(new TypeError(`unexpected Redis reply from the cooldown: ${JSON.stringify(reply)}`), now);
+          failed(unexpectedReply('redisCooldown.acquire', reply), now);
           return free;
       }
     },

@@ -169,7 +169,7 @@ describe('Redis SIGKILLed while the processes look up', () => {
       expect(r).toMatchObject({ failed: 0, failures: [] });
       expect(r.answers).toEqual({ acct_active: [true], acct_unknown_1: [false], acct_unknown_2: [false] });
       expect(r.onErrors as number).toBeGreaterThan(0);
-      expect(String(r.firstError)).toMatch(/^BillingError: redisAccessStore\.\w+: Redis failed/);
+      expect(String(r.firstError)).toMatch(/^StoreError: redisAccessStore\.\w+: Redis failed/);
     }
     // Without Redis, answers came from the service (each process on its own once its ttl ran out).
     expect(requestsAfterKill).toBeGreaterThan(0);

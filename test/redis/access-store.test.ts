@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccessStore, AccessStoreRead } from '../../src/access/store.js';
-import { BillingError, InvalidRequestError } from '../../src/index.js';
+import { BillingError, InvalidRequestError, isBillingError, StoreError } from '../../src/index.js';
 import { type RedisLike, redisAccessStore } from '../../src/redis/index.js';
 import { type RestartableRedis, startRestartableRedis } from './access-redis.js';
 import { connectRedis, type NodeRedis, uniquePrefix, useRedisClient } from './connect.js';
-import { useRedisServer } from './redis-server.js';
+import { startRedisServer, useRedisServer } from './redis-server.js';
 
 // redisAccessStore against a real redis-server: the AccessStore contract one step at a time, the
 // watch (another instance's invalidations, outages, restarts, a trimmed stream), failures within
@@ -594,6 +594,69 @@ describe('redisAccessStore: Redis restarts and outages', () => {
     stop();
     expect(errors[0]).toBeInstanceOf(BillingError);
     expect(String(errors[0])).toContain('redisAccessStore.watch');
+  });
+});
+
+describe('redisAccessStore failures are typed: a StoreError with its code, in rejections and in the watch’s onError', () => {
+  const codeOf = (error: unknown) => (isBillingError(error, 'StoreError') ? error.code : error);
+
+  it('a Redis killed (SIGKILL): the watch’s onError and every method get StoreError unavailable', async () => {
+    const doomed = await startRedisServer();
+    const lost = await connectRedis(doomed.url);
+    const { client, counts } = counting(lost);
+    const store = redisAccessStore(client, { prefix: uniquePrefix('killed'), timeoutMs: 300 });
+    const watch = watching(store);
+    try {
+      await until('the first poll answered', () => counts.answered >= 1);
+      const { generation } = await store.read('k', ACCOUNT, LEASE);
+      await doomed.kill();
+      await until('onError told', () => watch.errors.length >= 1);
+      expect(watch.errors[0]).toBeInstanceOf(StoreError);
+      expect(codeOf(watch.errors[0])).toBe('unavailable');
+      expect(String(watch.errors[0])).toMatch(/^StoreError: redisAccessStore\.watch: Redis failed: /);
+      const outcomes = await Promise.all(
+        [
+          store.read('k', ACCOUNT, LEASE),
+          store.write('other', ACCOUNT, generation, true, 1_000, 2_000),
+          store.invalidate(ACCOUNT),
+          store.release('k'),
+        ].map((call) => call.then(() => 'resolved', codeOf)),
+      );
+      expect(outcomes).toEqual(['unavailable', 'unavailable', 'unavailable', 'unavailable']);
+    } finally {
+      watch.stop();
+      lost.destroy();
+      await doomed.stop();
+    }
+  });
+
+  it('a key of another type under the prefix (put there by hand): StoreError unexpected_reply, in the watch too', async () => {
+    const prefix = uniquePrefix('wrong-type');
+    await connected.client.set(`${prefix}meta`, 'not a hash');
+    const store = redisAccessStore(connected.client, { prefix });
+    const error = await store.read('k', ACCOUNT, LEASE).catch((e: unknown) => e);
+    expect(codeOf(error)).toBe('unexpected_reply');
+    expect(String(error)).toMatch(/^StoreError: redisAccessStore\.read: .*WRONGTYPE/);
+    expect(codeOf(await store.invalidate(ACCOUNT).catch((e: unknown) => e))).toBe('unexpected_reply');
+    const watch = watching(store);
+    try {
+      await until('onError told', () => watch.errors.length >= 1);
+      expect(codeOf(watch.errors[0])).toBe('unexpected_reply');
+    } finally {
+      watch.stop();
+    }
+  });
+
+  it('a reply of another shape (an odd adapter): StoreError unexpected_reply, in the watch too', async () => {
+    const store = redisAccessStore({ sendCommand: async () => 'OK' });
+    expect(codeOf(await store.read('k', ACCOUNT, LEASE).catch((e: unknown) => e))).toBe('unexpected_reply');
+    const watch = watching(store);
+    try {
+      await until('onError told', () => watch.errors.length >= 1);
+      expect(codeOf(watch.errors[0])).toBe('unexpected_reply');
+    } finally {
+      watch.stop();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CooldownGrant, memoryCooldown } from '../../src/index.js';
+import { type CooldownGrant, isBillingError, memoryCooldown, StoreError } from '../../src/index.js';
 import { type RedisLike, redisCooldown } from '../../src/redis/index.js';
 import { realClock } from '../../src/util/clock.js';
 import { clientFor, useMockServer } from '../helpers.js';
@@ -97,7 +97,11 @@ describe('redisCooldown fails open', () => {
     expect(sent).toBe(1);
     expect(isGo(await cooldown.acquire(1_100))).toBe(true);
     expect(sent).toBe(2);
-    expect(errors.map(String)).toEqual(['Error: ECONNREFUSED', 'Error: ECONNREFUSED']);
+    expect(errors.map(String)).toEqual([
+      'StoreError: redisCooldown.acquire: Redis failed: ECONNREFUSED',
+      'StoreError: redisCooldown.acquire: Redis failed: ECONNREFUSED',
+    ]);
+    expect((errors[0] as StoreError).cause).toEqual(new Error('ECONNREFUSED'));
   });
 
   it('a client that never answers: the request goes after timeoutMs', async () => {
@@ -138,5 +142,52 @@ describe('redisCooldown fails open', () => {
         await doomed.stop();
       }
     });
+  });
+});
+
+describe('redisCooldown failures reach onError typed: a StoreError with its code', () => {
+  it('a Redis killed (SIGKILL): the request goes, onError gets StoreError unavailable', async () => {
+    const doomed = await startRedisServer();
+    const lost = await connectRedis(doomed.url);
+    try {
+      const errors: unknown[] = [];
+      const cooldown = redisCooldown(lost, { timeoutMs: 300, onError: (e) => void errors.push(e) });
+      expect(isGo(await cooldown.acquire(Date.now()))).toBe(true);
+      expect(errors).toEqual([]);
+      await doomed.kill();
+      expect(isGo(await cooldown.acquire(Date.now()))).toBe(true);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toBeInstanceOf(StoreError);
+      expect(isBillingError(errors[0], 'StoreError') && errors[0].code).toBe('unavailable');
+      expect(String(errors[0])).toMatch(/^StoreError: redisCooldown\.acquire: Redis failed: /);
+    } finally {
+      lost.destroy();
+      await doomed.stop();
+    }
+  });
+
+  it('a probe key of another type (put there by hand): the probe’s answer tells onError StoreError unexpected_reply', async () => {
+    const prefix = uniquePrefix('wrong-type');
+    const errors: unknown[] = [];
+    const cooldown = redisCooldown(connected.client, { prefix, onError: (e) => void errors.push(e) });
+    await connected.client.set(`${prefix}cooling`, '1');
+    const probe = await cooldown.acquire(Date.now());
+    if (!isGo(probe)) throw new Error('expected the probe');
+    await connected.client.del(`${prefix}probe`);
+    await connected.client.hSet(`${prefix}probe`, 'not', 'ours');
+    await probe.release(Date.now(), undefined);
+    expect(isBillingError(errors[0], 'StoreError') && errors[0].code).toBe('unexpected_reply');
+    expect(String(errors[0])).toMatch(/^StoreError: redisCooldown\.release: .*WRONGTYPE/);
+  });
+
+  it('a reply of another shape (an odd adapter): the request goes, onError gets StoreError unexpected_reply', async () => {
+    const errors: unknown[] = [];
+    const cooldown = redisCooldown(
+      { sendCommand: async () => 'OK' },
+      { onError: (e) => void errors.push(e) },
+    );
+    expect(isGo(await cooldown.acquire(0))).toBe(true);
+    expect(isBillingError(errors[0], 'StoreError') && errors[0].code).toBe('unexpected_reply');
+    expect(String(errors[0])).toBe('StoreError: redisCooldown.acquire: unexpected Redis reply "OK"');
   });
 });

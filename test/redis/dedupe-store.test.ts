@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createWebhookHandler, memoryDedupeStore } from '../../src/index.js';
+import { createWebhookHandler, isBillingError, memoryDedupeStore, StoreError } from '../../src/index.js';
 import { type RedisLike, redisDedupeStore } from '../../src/redis/index.js';
+import { caught } from '../helpers.js';
 import { event } from '../webhooks/event.js';
 import { connectRedis, uniquePrefix, useRedisClient } from './connect.js';
 import { dedupeContract } from './dedupe-contract.js';
@@ -120,5 +121,68 @@ describe('redisDedupeStore when Redis fails: the handler fails closed', () => {
     expect(retry.status).toBe(409);
     expect(retry.headers.get('retry-after')).toBe('60');
     expect(calls).toBe(1);
+  });
+});
+
+describe('redisDedupeStore failures are typed: a StoreError with its code, as the handler’s onError gets it', () => {
+  const post = (handler: (r: Request) => Promise<Response>, body: string) =>
+    handler(new Request('http://x/', { method: 'POST', body }));
+  /** A handler on `store` that records what its onError is told. */
+  const handlerOn = (store: ReturnType<typeof redisDedupeStore>) => {
+    const errors: unknown[] = [];
+    let calls = 0;
+    const handler = createWebhookHandler({
+      onEvent: () => void calls++,
+      dedupe: store,
+      onError: (error) => void errors.push(error),
+    });
+    return { handler, errors, calls: () => calls };
+  };
+
+  it('a Redis killed (SIGKILL): 500, and onError gets StoreError unavailable naming the step, the client’s error as cause', async () => {
+    const doomed = await startRedisServer();
+    const lost = await connectRedis(doomed.url);
+    try {
+      const { handler, errors, calls } = handlerOn(redisDedupeStore(lost, { timeoutMs: 300 }));
+      expect((await post(handler, JSON.stringify(event()))).status).toBe(200);
+      await doomed.kill();
+      expect((await post(handler, JSON.stringify(event()))).status).toBe(500);
+      expect(calls()).toBe(1);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toBeInstanceOf(StoreError);
+      expect(isBillingError(errors[0], 'StoreError') && errors[0].code).toBe('unavailable');
+      expect(String(errors[0])).toMatch(/^StoreError: redisDedupeStore\.claim: Redis failed: /);
+      expect((errors[0] as StoreError).cause).toBeInstanceOf(Error);
+    } finally {
+      lost.destroy();
+      await doomed.stop();
+    }
+  });
+
+  it('a client that never answers: StoreError unavailable after timeoutMs', async () => {
+    const store = redisDedupeStore({ sendCommand: () => new Promise(() => {}) }, { timeoutMs: 30 });
+    const error = await caught(() => store.claim('tx', 't', 1_000));
+    expect(isBillingError(error, 'StoreError') && error.code).toBe('unavailable');
+    expect(String(error)).toContain(
+      'redisDedupeStore.claim: Redis failed: Redis did not answer within 30 ms',
+    );
+  });
+
+  it('a key of another type under the id (put there by hand): StoreError unexpected_reply, onEvent not run', async () => {
+    const prefix = uniquePrefix('wrong-type');
+    const body = event();
+    await connected.client.hSet(`${prefix}${body.transaction_id}`, 'not', 'ours');
+    const { handler, errors, calls } = handlerOn(redisDedupeStore(connected.client, { prefix }));
+    expect((await post(handler, JSON.stringify(body))).status).toBe(500);
+    expect(calls()).toBe(0);
+    expect(isBillingError(errors[0], 'StoreError') && errors[0].code).toBe('unexpected_reply');
+    expect(String(errors[0])).toContain('WRONGTYPE');
+  });
+
+  it('a reply of another shape (an odd adapter): StoreError unexpected_reply, not a TypeError', async () => {
+    const store = redisDedupeStore({ sendCommand: async () => 'OK' });
+    const error = await caught(() => store.claim('tx', 't', 1_000));
+    expect(isBillingError(error, 'StoreError') && error.code).toBe('unexpected_reply');
+    expect(String(error)).toBe('StoreError: redisDedupeStore.claim: unexpected Redis reply "OK"');
   });
 });

@@ -20,10 +20,17 @@ describe('the billing-sdk/redis entry', () => {
     const inputs = Object.keys(result.metafile.inputs).map((path) => path.replace(/^.*?src\//, 'src/'));
     const allowed = [
       'src/internal/checks.ts',
-      'src/core/errors.ts',
+      'src/core/errors/index.ts',
+      'src/core/errors/base.ts',
+      'src/core/errors/api.ts',
+      'src/core/errors/connection.ts',
+      'src/core/errors/features.ts',
+      'src/core/errors/table.ts',
       'src/util/well-formed.ts',
       'src/util/redact.ts',
       'src/util/retry-after.ts',
+      'src/util/safely.ts',
+      'src/util/timers.ts',
     ];
     const foreign = inputs.filter((path) => !path.startsWith('src/redis/') && !allowed.includes(path));
     expect(foreign).toEqual([]);

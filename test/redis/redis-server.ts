@@ -12,6 +12,8 @@ export interface RedisServer {
   url: string;
   /** Ends the server (SIGKILL if SIGTERM is not enough); resolves once it exited. */
   stop(): Promise<void>;
+  /** Kills the server at once (SIGKILL: a crash, nothing flushed, no goodbye to clients); resolves once it exited. */
+  kill(): Promise<void>;
 }
 
 /** Every server still running, killed when the worker exits however it exits: no orphans. */
@@ -75,6 +77,11 @@ async function startOnce(port: number): Promise<RedisServer> {
       const timer = setTimeout(() => child.kill('SIGKILL'), 2_000);
       await done;
       clearTimeout(timer);
+    },
+    async kill() {
+      const done = exited(child);
+      child.kill('SIGKILL');
+      await done;
     },
   };
 }

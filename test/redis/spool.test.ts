@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidRequestError, SpoolError } from '../../src/core/errors.js';
+import { InvalidRequestError, SpoolError } from '../../src/core/errors/index.js';
 import { isBillingError } from '../../src/index.js';
 import { type RedisLike, redisSpool } from '../../src/redis/index.js';
 import type { Spool, SpoolEntry } from '../../src/tracker/spool.js';
@@ -364,5 +364,27 @@ describe('redisSpool when Redis fails: every step rejects typed within timeoutMs
     await expectUnavailable(() => spool.replace([id as string], spooledEvent(2)));
     await expectUnavailable(() => spool.pending([id as string]));
     await spool.close(); // resolves: nothing to release that needs Redis
+  });
+});
+
+describe('redisSpool: replies it never expects reject typed too (SpoolError, the reply in the message)', () => {
+  it('a stream key of another type (put there by hand): open rejects SpoolError naming WRONGTYPE', async () => {
+    const stream = uniquePrefix('wrong-type');
+    await connected.client.set(stream, 'not a stream');
+    const spool = redisSpool(connected.client, { stream });
+    made.push(spool);
+    const error = await caught(() => spool.open());
+    expect(error).toBeInstanceOf(SpoolError);
+    expect((error as SpoolError).code).toBe('unavailable');
+    expect(error.message).toMatch(/^redisSpool open on stream .*WRONGTYPE/);
+  });
+
+  it('a reply of another shape (an odd adapter): append and take reject SpoolError, not a TypeError', async () => {
+    const spool = await opened({ sendCommand: async () => 'OK' }, { stream: uniquePrefix('odd') });
+    for (const call of [() => spool.append([spooledEvent(0)]), () => spool.take(1)]) {
+      const error = await caught(call);
+      expect(error).toBeInstanceOf(SpoolError);
+      expect(error.message).toMatch(/unexpected Redis reply/);
+    }
   });
 });

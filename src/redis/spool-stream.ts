@@ -1,0 +1,39 @@
+/**
+ * What the parts of one `redisSpool` share: where its entries are, who it is in the group, and
+ * how to run a script on the stream (every script's one key is the stream, so it runs on Redis
+ * Cluster as is).
+ */
+export interface SpoolStream {
+  /** The stream's key. */
+  readonly stream: string;
+  /** The consumer group of every instance sending the stream's events. */
+  readonly group: string;
+  /** This spool's consumer name in the group. */
+  readonly consumer: string;
+  /** How long an entry may go without a sign of life from its holder before another claims it, in ms. */
+  readonly claimIdleMs: number;
+  /** How long a step waits for Redis, in ms. */
+  readonly timeoutMs: number;
+  /** Entries handed out by `take` and not acknowledged since: never handed out twice, renewed while held. */
+  readonly held: Set<string>;
+  /** Runs one of lua/spool.ts's scripts on the stream; rejects with the client's error or on the timeout. */
+  run(script: string, args: (string | number)[]): Promise<unknown>;
+}
+
+/** Ids per script for acks, pending checks and renewals: bounds how long one script holds Redis. */
+const CHUNK = 1_000;
+
+/** Runs `ids` through `script` (after the `head` arguments) in chunks; answers the chunks' array replies, flattened. */
+export async function chunked(
+  spool: SpoolStream,
+  script: string,
+  head: (string | number)[],
+  ids: readonly string[],
+): Promise<unknown[]> {
+  const replies: unknown[] = [];
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    const reply = await spool.run(script, [...head, ...ids.slice(i, i + CHUNK)]);
+    if (Array.isArray(reply)) replies.push(...reply);
+  }
+  return replies;
+}

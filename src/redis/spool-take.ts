@@ -1,0 +1,62 @@
+import type { SpoolEntry, SpooledEvent } from '../tracker/spool.js';
+import { ACK, TAKE } from './lua/spool.js';
+import type { SpoolStream } from './spool-stream.js';
+
+/**
+ * The `take` of a `redisSpool`, one step at a time (two at once would read the same own pending
+ * entries): this consumer's own pending entries first (what it held before a restart), then
+ * entries other consumers left idle past the claim time, then new ones. Keeps its cursors in both
+ * pending lists between takes. `reopen` makes the group again when the stream was deleted under it
+ * (FLUSHALL, a Redis without persistence restarted). Rejects with the client's error, or a plain
+ * `Error` on a reply of another shape (the spool types both).
+ */
+export function taker(
+  spool: SpoolStream,
+  reopen: () => Promise<void>,
+): (max: number) => Promise<SpoolEntry[]> {
+  /** Cursor in this consumer's own pending entries, `''` once they were all handed out. */
+  let ownCursor = '0';
+  let claimCursor = '0-0';
+
+  return async (max) => {
+    const args = [spool.group, spool.consumer, max, ownCursor, spool.claimIdleMs, claimCursor];
+    let reply: unknown;
+    try {
+      reply = await spool.run(TAKE, args);
+    } catch (error) {
+      if (!/NOGROUP/.test(String((error as Error)?.message))) throw error;
+      await reopen();
+      reply = await spool.run(TAKE, args);
+    }
+    if (!Array.isArray(reply) || reply.length % 2 !== 0)
+      throw new Error(`unexpected Redis reply to a take: ${JSON.stringify(reply)}`);
+    ownCursor = String(reply[0]);
+    claimCursor = String(reply[1]);
+    const entries: SpoolEntry[] = [];
+    const unreadable: string[] = [];
+    for (let i = 2; i < reply.length; i += 2) {
+      const id = String(reply[i]);
+      // Already handed out (XAUTOCLAIM took back an entry of ours whose renewal came late).
+      if (spool.held.has(id)) continue;
+      const event = parse(reply[i + 1]);
+      if (!event) unreadable.push(id);
+      else {
+        spool.held.add(id);
+        entries.push({ id, event });
+      }
+    }
+    // Not an event a spool wrote: left pending, it would be claimed and fail again for ever.
+    if (unreadable.length) await spool.run(ACK, [spool.group, ...unreadable]).catch(() => {});
+    return entries;
+  };
+}
+
+/** The event of an entry's JSON, or `undefined` when it is not one (written by another program). */
+function parse(json: unknown): SpooledEvent | undefined {
+  try {
+    const event = JSON.parse(String(json)) as Partial<SpooledEvent> | null;
+    return typeof event?.event_key === 'string' ? (event as SpooledEvent) : undefined;
+  } catch {
+    return undefined;
+  }
+}
