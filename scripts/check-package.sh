@@ -2,8 +2,8 @@
 # Packaging gate: lints the package, checks its types for every resolution mode, then installs the
 # packed tarball into a fresh project and uses it from ESM, CJS (also where Node cannot require ES
 # modules) and TypeScript (node16 and bundler resolution, skipLibCheck off); runs the README's first
-# snippet verbatim and the shipped demo, and checks that `npm run build` in the installed copy cannot
-# delete its dist/. Run after `npm run build`.
+# snippet verbatim and the shipped demo, checks that the guides the README links are installed, and
+# that `npm run build` in the installed copy cannot delete its dist/. Run after `npm run build`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -86,6 +86,15 @@ node -e '
   fs.writeFileSync("quickstart.mjs", first);' "$root/README.md"
 node quickstart.mjs | tee quickstart.out
 grep -q 'active: true' quickstart.out
+
+echo "== every file the README links relatively is in the installed copy (the guides)"
+node -e '
+  const fs = require("fs");
+  const readme = fs.readFileSync("node_modules/billing-sdk/README.md", "utf8").replace(/^```[^\n]*\n[\s\S]*?^```$/gm, "");
+  const links = [...readme.matchAll(/\]\((guides\/[^)#\s]+)/g)].map((m) => m[1]);
+  const missing = links.filter((link) => !fs.existsSync("node_modules/billing-sdk/" + link));
+  if (links.length < 6 || missing.length) throw new Error("guides linked: " + links.length + ", missing: " + missing.join(", "));
+  console.log("ok", new Set(links).size, "guides");'
 
 echo "== the shipped demo runs from the installed copy"
 (cd node_modules/billing-sdk && npm run demo --silent | tail -n 1)

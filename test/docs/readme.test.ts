@@ -1,15 +1,36 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-// Every ```ts block of the README, as a user pastes it, against the built package (npm test builds
-// first). The blocks are written inside the project, so `billing-sdk` resolves to the package
-// itself through its `exports`, exactly as from node_modules after an install.
+// Every ```ts block of the README, of each guide and of CONTRIBUTING.md, as a user pastes it, against
+// the built package (npm test builds first). The blocks are written inside the project, so
+// `billing-sdk` resolves to the package itself through its `exports`, exactly as from node_modules
+// after an install.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = `${root}.readme-check/`;
-const readme = readFileSync(`${root}README.md`, 'utf8');
-const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+const guides = readdirSync(`${root}guides`)
+  .filter((name) => name.endsWith('.md'))
+  .sort()
+  .map((name) => `guides/${name}`);
+const documents = ['README.md', ...guides, 'CONTRIBUTING.md'];
+
+interface Block {
+  /** The document it comes from, relative to the repository root. */
+  file: string;
+  code: string;
+  /** The base name of its files in `dir`: unique, and tells where the block is. */
+  name: string;
+}
+
+const blocksOf = (file: string): Block[] =>
+  [...readFileSync(`${root}${file}`, 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m, i) => ({
+    file,
+    code: m[1] ?? '',
+    name: `${file.replace(/\.md$/, '').replace(/[^A-Za-z0-9]+/g, '-')}-block-${i}`,
+  }));
+const blocks = documents.flatMap(blocksOf);
+const readme = blocks.filter((block) => block.file === 'README.md');
 
 /** `billing` is the one name a block may use without declaring it: the client of the quickstart. */
 const clientPreamble = (block: string) =>
@@ -43,27 +64,45 @@ beforeAll(() => {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir);
   writeFileSync(`${dir}tsconfig.json`, JSON.stringify(tsconfig));
-  blocks.forEach((block, i) => {
-    const preamble = clientPreamble(block);
+  for (const { code, name } of blocks) {
+    const preamble = clientPreamble(code);
     // ESM: verbatim (top-level await and all).
-    writeFileSync(`${dir}block-${i}.mts`, preamble + block);
+    writeFileSync(`${dir}${name}.mts`, preamble + code);
     // CommonJS: no top-level await there, so the body goes into an async function, as the README says.
-    const { imports, body } = split(block);
+    const { imports, body } = split(code);
     writeFileSync(
-      `${dir}block-${i}.cts`,
+      `${dir}${name}.cts`,
       `${imports}${preamble}export async function main(): Promise<void> {\n${body}}\n`,
     );
-  });
+  }
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('README.md', () => {
   it('has ts blocks, and its first one uses only what it declares', () => {
-    expect(blocks.length).toBeGreaterThan(10);
-    expect(clientPreamble(blocks[0] ?? '')).toBe('');
+    expect(readme.length).toBeGreaterThan(10);
+    expect(clientPreamble(readme[0]?.code ?? '')).toBe('');
   });
 
-  it('every ts block type-checks on its own, as ESM and as CommonJS, under strict, noUncheckedIndexedAccess and exactOptionalPropertyTypes', () => {
+  it('the quickstart runs as it is against the embedded mock', () => {
+    writeFileSync(`${dir}quickstart.mjs`, readme[0]?.code ?? '');
+    const out = execFileSync(process.execPath, [`${dir}quickstart.mjs`], { encoding: 'utf8', cwd: dir });
+    expect(out).toContain('active: true');
+    expect(out).toMatch(/\d+ completed transactions, \d+ on the first page/);
+    expect(out).toMatch(/\d+ open invoices/);
+    expect(out).toContain('debited, 995 credits left');
+    expect(out).toContain('not found: Account not found or invalid subscription tier');
+  }, 60_000);
+});
+
+describe('the guides', () => {
+  it.each(guides)('%s has ts blocks', (file) => {
+    expect(blocksOf(file).length).toBeGreaterThan(0);
+  });
+});
+
+describe('every ts block of the README, the guides and CONTRIBUTING.md', () => {
+  it('type-checks on its own, as ESM and as CommonJS, under strict, noUncheckedIndexedAccess and exactOptionalPropertyTypes', () => {
     let output = '';
     try {
       execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, '-p', dir], {
@@ -72,19 +111,12 @@ describe('README.md', () => {
     } catch (error) {
       output = (error as { stdout?: string }).stdout ?? String(error);
     }
-    // Name each failing block by its first line, so the README section is easy to find.
-    const failing = [...new Set([...output.matchAll(/block-(\d+)\.[mc]ts/g)].map((m) => Number(m[1])))];
-    const where = failing.map((i) => `block ${i}: ${(blocks[i] ?? '').split('\n')[0]}`).join('\n');
+    // Name each failing block by its document and first line, so the section is easy to find.
+    const failing = new Set([...output.matchAll(/([\w-]+-block-\d+)\.[mc]ts/g)].map((m) => m[1]));
+    const where = blocks
+      .filter((block) => failing.has(block.name))
+      .map((block) => `${block.file}, ${block.name}: ${block.code.split('\n')[0]}`)
+      .join('\n');
     expect(output, `${where}\n\n${output}`).toBe('');
-  }, 120_000);
-
-  it('the quickstart runs as it is against the embedded mock', () => {
-    writeFileSync(`${dir}quickstart.mjs`, blocks[0] ?? '');
-    const out = execFileSync(process.execPath, [`${dir}quickstart.mjs`], { encoding: 'utf8', cwd: dir });
-    expect(out).toContain('active: true');
-    expect(out).toMatch(/\d+ completed transactions, \d+ on the first page/);
-    expect(out).toMatch(/\d+ open invoices/);
-    expect(out).toContain('debited, 995 credits left');
-    expect(out).toContain('not found: Account not found or invalid subscription tier');
-  }, 60_000);
+  }, 180_000);
 });

@@ -6,10 +6,23 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // `npm run docs` is `typedoc` with typedoc.json: it fails on any warning (treatWarningsAsErrors),
-// and an undocumented export or member is a warning (validation.notDocumented). One run, with the
-// project's own config, writing HTML to a temporary directory instead of docs/.
+// and an undocumented export or member is a warning (validation.notDocumented). It renders the
+// README, the guides and CONTRIBUTING.md (projectDocuments) with the API reference into one site:
+// TypeDoc rewrites a relative link to a project document into a link to its page (a link it cannot
+// resolve would be copied as a raw file into media/). One run, with the project's own config,
+// writing HTML to a temporary directory instead of docs/.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const typedoc = join(root, 'node_modules', 'typedoc', 'bin', 'typedoc');
+
+const guides = readdirSync(join(root, 'guides'))
+  .filter((name) => name.endsWith('.md'))
+  .sort();
+
+/** The page TypeDoc writes for a document: its frontmatter title, spaces to underscores. */
+const pageOf = (file: string) => {
+  const title = /^---\ntitle: (.+)\n---\n/.exec(readFileSync(join(root, file), 'utf8'))?.[1];
+  return `documents/${(title ?? file.replace(/^.*\//, '').replace(/\.md$/, '')).replace(/ /g, '_')}.html`;
+};
 
 let out: string;
 let run: { status: number | null; output: string };
@@ -21,16 +34,22 @@ beforeAll(() => {
     cwd: root,
     encoding: 'utf8',
     env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
-    timeout: 55_000,
+    timeout: 110_000,
   });
   run = { status: result.status, output: `${result.stdout}${result.stderr}${result.error ?? ''}` };
-}, 60_000);
+}, 120_000);
 
 afterAll(() => {
   if (out) rmSync(out, { recursive: true, force: true });
 });
 
 const page = (...path: string[]) => join(out, ...path);
+const html = (page: string) => readFileSync(join(out, page), 'utf8');
+/** Links of a page to other pages of the site (not assets, not the web). */
+const siteLinks = (page: string) =>
+  [...html(page).matchAll(/href="([^"]+)"/g)]
+    .map((m) => m[1] ?? '')
+    .filter((href) => !/^(?:[a-z]+:|#|\.\.\/|assets\/)/.test(href) && /\.html(?:#|$)/.test(href));
 
 describe('the API reference (npm run docs)', () => {
   it('builds with no warning and no error: every export and member is documented', () => {
@@ -71,5 +90,35 @@ describe('the API reference (npm run docs)', () => {
     expect(accounts).not.toContain('_call');
     const error = readFileSync(page('classes', 'billing-sdk.BillingError.html'), 'utf8');
     expect(error).not.toMatch(/>brand</);
+  });
+});
+
+describe('the docs site (npm run docs)', () => {
+  it('has a page for every guide and for CONTRIBUTING.md', () => {
+    for (const file of [...guides.map((name) => `guides/${name}`), 'CONTRIBUTING.md']) {
+      expect(existsSync(join(out, pageOf(file))), `${file} → ${pageOf(file)}`).toBe(true);
+    }
+  });
+
+  it("turns the README's relative links into links to those pages, none copied as a raw file", () => {
+    const links = siteLinks('index.html');
+    for (const name of guides) expect(links, name).toContain(pageOf(`guides/${name}`));
+    expect(links).toContain(pageOf('CONTRIBUTING.md'));
+    expect(existsSync(join(out, 'media')) ? readdirSync(join(out, 'media')) : []).toEqual([]);
+  });
+
+  it('resolves every link between the pages of the guides, anchors included', () => {
+    const broken: string[] = [];
+    for (const page of ['index.html', ...readdirSync(join(out, 'documents')).map((p) => `documents/${p}`)]) {
+      const base = page.startsWith('documents/') ? 'documents/' : '';
+      for (const href of siteLinks(page)) {
+        const [path = '', anchor] = href.split('#');
+        const target = `${base}${path}`.replace(/^documents\/documents\//, 'documents/');
+        if (!existsSync(join(out, target))) broken.push(`${page}: ${href}`);
+        else if (anchor && !html(target).includes(`id="${anchor}"`))
+          broken.push(`${page}: ${href} (no #${anchor})`);
+      }
+    }
+    expect(broken).toEqual([]);
   });
 });

@@ -1,0 +1,85 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// The README is the npm page, short; the rest lives in guides/ (one per task) and CONTRIBUTING.md.
+// The guides ship in the package and render with the API reference (typedoc.json's
+// projectDocuments), so every relative link between them must resolve as a file here, on GitHub and
+// in an installed copy. site.test.ts checks the rendered site.
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const read = (file: string) => readFileSync(join(root, file), 'utf8');
+const guides = readdirSync(join(root, 'guides'))
+  .filter((name) => name.endsWith('.md'))
+  .sort()
+  .map((name) => `guides/${name}`);
+const documents = ['README.md', ...guides, 'CONTRIBUTING.md'];
+
+/** The text outside fenced code blocks: a `#` comment in a shell block is not a heading. */
+const prose = (markdown: string) => markdown.replace(/^```[^\n]*\n[\s\S]*?^```$/gm, '');
+
+/** GitHub's anchor of a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
+const slug = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+
+const anchorsOf = (file: string) =>
+  new Set([...prose(read(file)).matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) => slug(m[1] ?? '')));
+
+/** Markdown links that are not absolute URLs: `[text](target)`. */
+const relativeLinks = (file: string) =>
+  [...prose(read(file)).matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((m) => m[1] ?? '')
+    .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
+
+describe('README.md, the npm page', () => {
+  it('is at most 450 lines', () => {
+    expect(read('README.md').trimEnd().split('\n').length).toBeLessThanOrEqual(450);
+  });
+
+  it('links every guide relatively, and CONTRIBUTING.md', () => {
+    const links = relativeLinks('README.md').map((target) => target.split('#')[0]);
+    for (const guide of guides) expect(links, guide).toContain(guide);
+    expect(links).toContain('CONTRIBUTING.md');
+  });
+});
+
+describe('the guides', () => {
+  it('are the six tasks, each titled for the docs site', () => {
+    expect(guides).toEqual([
+      'guides/access-cache.md',
+      'guides/observability.md',
+      'guides/runtimes.md',
+      'guides/several-instances.md',
+      'guides/testing.md',
+      'guides/usage-tracking.md',
+    ]);
+    for (const guide of guides) expect(read(guide), guide).toMatch(/^---\ntitle: .+\n---\n/);
+  });
+
+  it('render with the API reference (typedoc.json) and ship in the package (package.json "files")', () => {
+    const typedoc = JSON.parse(read('typedoc.json')) as { projectDocuments?: string[] };
+    expect(typedoc.projectDocuments).toContain('guides/*.md');
+    const pkg = JSON.parse(read('package.json')) as { files: string[] };
+    expect(pkg.files).toContain('guides');
+    expect(pkg.files).toContain('README.md');
+  });
+});
+
+describe('relative links between the README, the guides and CONTRIBUTING.md', () => {
+  it.each(documents)('%s: each names a file that exists, and a heading of it', (file) => {
+    const broken: string[] = [];
+    for (const target of relativeLinks(file)) {
+      const [path = '', anchor] = target.split('#');
+      const to = path === '' ? file : normalize(join(dirname(file), path));
+      if (!existsSync(join(root, to))) broken.push(`${target}: no file ${to}`);
+      else if (anchor !== undefined && to.endsWith('.md') && !anchorsOf(to).has(anchor)) {
+        broken.push(`${target}: no heading #${anchor} in ${to}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});
