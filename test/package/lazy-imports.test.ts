@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { useMockServer } from '../helpers.js';
 
 // What `import 'billing-sdk'` costs in Node is what it loads: the server build defers every
-// dependency a feature needs until that feature runs (README "what loads when"). Run on dist/
+// dependency a feature needs until that feature runs (guides/runtimes.md, "What loads when"). Run on dist/
 // (npm test builds it first), in a child with a resolve hook that sees every import.
 const fixture = fileURLToPath(new URL('./fixtures/loaded-modules.mjs', import.meta.url));
 const mock = useMockServer();
