@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { type FileHandle, link, mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { type FileHandle, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SpoolError } from '../core/errors.js';
+import { SpoolError } from '../core/errors/index.js';
 import { check, checkOptions, integer, required, text } from '../internal/checks.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
+import { type FileLock, releaseLock, takeLock } from './file-lock.js';
+import { createSynced, ignoreMissing, syncDir, writeAll, writeSynced } from './fs.js';
+import { ackLine, decodeLog, entryLine, replaceLine, type SpoolRecord, startLine } from './record-format.js';
 
 /** Options of {@link fileSpool}. */
 export interface FileSpoolOptions {
@@ -17,21 +18,6 @@ export interface FileSpoolOptions {
 
 const LOG = 'spool.log';
 const COMPACT = 'spool.log.compact';
-const LOCK = 'lock';
-
-/**
- * One JSON object per line, `\n`-terminated:
- * - `{"t":"e","id","event"}`: an event appended;
- * - `{"t":"a","ids"}`: entries acknowledged;
- * - `{"t":"r","members","id","event"}`: an aggregate appended and its members acknowledged, in one
- *   line so that a crash leaves either all of it or none;
- * - `{"t":"s","next"}`: first line of a compacted log, the next id to give (ids are never reused).
- */
-type RecordLine =
-  | { t: 'e'; id: string; event: SpooledEvent }
-  | { t: 'a'; ids: string[] }
-  | { t: 'r'; members: string[]; id: string; event: SpooledEvent }
-  | { t: 's'; next: number };
 
 /** A live entry: the event as stored (JSON), and the size of its line in a compacted log. */
 interface Live {
@@ -55,8 +41,6 @@ interface Compaction {
   /** Settles once the snapshot is written (then `ready` is set and the writer started) or abandoned. */
   written?: Promise<void> | undefined;
 }
-
-const entryLine = (id: string, json: string) => `{"t":"e","id":${JSON.stringify(id)},"event":${json}}\n`;
 
 /**
  * A durable {@link Spool} for `createUsageTracker`: an append-only log in `dir` (created if
@@ -101,7 +85,7 @@ class FileSpool implements Spool {
   readonly #compactAfter: number;
   #state: 'new' | 'opening' | 'open' | 'closing' | 'closed' = 'new';
   #handle: FileHandle | undefined;
-  #lock: { path: string; content: string } | undefined;
+  #lock: FileLock | undefined;
   /** Unacknowledged entries in append order (leftovers of earlier runs first). */
   readonly #live = new Map<string, Live>();
   /** Ids not handed out by `take` yet, in order, from `#head` on (acknowledged ones are skipped). */
@@ -184,12 +168,8 @@ class FileSpool implements Spool {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
       throw new SpoolError('io', `fileSpool: cannot read ${this.#logPath}`, { cause: error });
     }
-    // Every record ends with \n and the log only grows at its end, so a crash leaves a prefix of
-    // what was written: whole lines, then at most one line cut short (without its \n).
-    const end = data.lastIndexOf(0x0a) + 1;
-    const lines = data.toString('utf8', 0, end).split('\n');
-    lines.pop(); // '' after the last \n
-    for (let i = 0; i < lines.length; i++) this.#apply(parseLine(lines[i]!, i + 1, this.#logPath));
+    const { records, end } = decodeLog(data, this.#logPath);
+    for (const record of records) this.#apply(record);
     if (end < data.length) {
       // The torn line was never synced (its append never resolved): cut it off, and make the cut
       // durable before anything is appended after it (or it could come back, mid-file).
@@ -206,7 +186,7 @@ class FileSpool implements Spool {
   }
 
   /** Applies one durable record to the in-memory state (at replay, and after each group commit). */
-  #apply(record: RecordLine): void {
+  #apply(record: SpoolRecord): void {
     switch (record.t) {
       case 'e':
         this.#add(record.id, JSON.stringify(record.event));
@@ -292,7 +272,7 @@ class FileSpool implements Spool {
     this.#usable();
     const known = ids.filter((id) => this.#live.has(id));
     if (!known.length) return;
-    await this.#commit(`${JSON.stringify({ t: 'a', ids: known })}\n`, () => {
+    await this.#commit(ackLine(known), () => {
       for (const id of known) this.#remove(id);
     });
   }
@@ -301,8 +281,7 @@ class FileSpool implements Spool {
     this.#usable();
     const id = String(this.#next++);
     const json = JSON.stringify(aggregate);
-    const line = `{"t":"r","members":${JSON.stringify(members)},"id":${JSON.stringify(id)},"event":${json}}\n`;
-    await this.#commit(line, () => {
+    await this.#commit(replaceLine(members, id, json), () => {
       for (const member of members) this.#remove(member);
       this.#add(id, json);
     });
@@ -312,6 +291,12 @@ class FileSpool implements Spool {
   async pending(ids: readonly string[]): Promise<string[]> {
     this.#usable();
     return ids.filter((id) => this.#live.has(id));
+  }
+
+  /** Unacknowledged entries: right after `open()`, what earlier runs left. */
+  async size(): Promise<number> {
+    this.#usable();
+    return this.#live.size;
   }
 
   close(): Promise<void> {
@@ -412,27 +397,16 @@ class FileSpool implements Spool {
   #maybeCompact(): void {
     if (this.#compaction || this.#broken || this.#state !== 'open') return;
     if (this.#logBytes < this.#compactAt || this.#liveBytes * 2 > this.#logBytes) return;
-    const parts = [`{"t":"s","next":${this.#next}}\n`];
+    const parts = [startLine(this.#next)];
     for (const [id, live] of this.#live) parts.push(entryLine(id, live.json));
     const snapshot = Buffer.from(parts.join(''));
     const compaction: Compaction = { tail: [], tailBytes: 0 };
     this.#compaction = compaction;
-    const path = join(this.#dir, COMPACT);
-    compaction.written = (async () => {
-      let handle: FileHandle | undefined;
-      try {
-        await unlink(path).catch(ignoreMissing);
-        handle = await open(path, 'ax');
-        await writeAll(handle, snapshot);
-        await handle.datasync();
-        compaction.ready = { handle, bytes: snapshot.length };
-        this.#kick();
-      } catch {
-        await handle?.close().catch(() => undefined);
-        await unlink(path).catch(() => undefined);
-        this.#abandon(compaction);
-      }
-    })();
+    compaction.written = createSynced(join(this.#dir, COMPACT), snapshot).then((handle) => {
+      if (!handle) return this.#abandon(compaction);
+      compaction.ready = { handle, bytes: snapshot.length };
+      this.#kick();
+    });
   }
 
   /** Gives up a compaction (the log stays as it is, whole); the next try waits for more growth. */
@@ -446,12 +420,7 @@ class FileSpool implements Spool {
     const { handle, bytes } = compaction.ready!;
     compaction.ready = undefined;
     const path = join(this.#dir, COMPACT);
-    try {
-      await writeAll(handle, Buffer.concat(compaction.tail));
-      await handle.datasync();
-    } catch {
-      await handle.close().catch(() => undefined);
-      await unlink(path).catch(() => undefined);
+    if (!(await writeSynced(handle, path, Buffer.concat(compaction.tail)))) {
       this.#abandon(compaction);
       return;
     }
@@ -472,145 +441,4 @@ class FileSpool implements Spool {
     this.#compactAt = this.#compactAfter;
     await old?.close().catch(() => undefined);
   }
-}
-
-/** Parses and checks one line of the log; anything unexpected is a `'corrupt'` SpoolError. */
-function parseLine(line: string, lineNumber: number, path: string): RecordLine {
-  let record: unknown;
-  try {
-    record = JSON.parse(line);
-  } catch {
-    record = undefined;
-  }
-  if (isRecord(record)) return record;
-  throw new SpoolError(
-    'corrupt',
-    `fileSpool: ${path} line ${lineNumber} is not a spool record: ${JSON.stringify(line.slice(0, 80))} (a crash only ever tears the last line; this file was changed by something else)`,
-  );
-}
-
-const isId = (v: unknown): v is string => typeof v === 'string' && /^[1-9]\d*$/.test(v);
-const isIds = (v: unknown): v is string[] => Array.isArray(v) && v.every(isId);
-const isEvent = (v: unknown): v is SpooledEvent =>
-  typeof v === 'object' && v !== null && typeof (v as { event_key?: unknown }).event_key === 'string';
-
-function isRecord(v: unknown): v is RecordLine {
-  if (typeof v !== 'object' || v === null) return false;
-  const r = v as Record<string, unknown>;
-  switch (r.t) {
-    case 'e':
-      return isId(r.id) && isEvent(r.event);
-    case 'a':
-      return isIds(r.ids);
-    case 'r':
-      return isIds(r.members) && isId(r.id) && isEvent(r.event);
-    case 's':
-      return typeof r.next === 'number' && Number.isSafeInteger(r.next) && r.next > 0;
-    default:
-      return false;
-  }
-}
-
-async function writeAll(handle: FileHandle, buf: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < buf.length) {
-    const { bytesWritten } = await handle.write(buf, offset, buf.length - offset);
-    offset += bytesWritten;
-  }
-}
-
-/** Makes a rename or a file creation in `dir` durable (a no-op where directories cannot be synced: Windows). */
-async function syncDir(dir: string): Promise<void> {
-  if (process.platform === 'win32') return;
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-function ignoreMissing(error: unknown): void {
-  if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-}
-
-interface LockHolder {
-  pid: number;
-  host: string;
-}
-
-/** Whether the process that wrote a lock may still run (one on another host cannot be checked). */
-function holderAlive(holder: LockHolder | undefined): boolean {
-  if (!holder) return false;
-  if (holder.host !== hostname()) return true;
-  try {
-    process.kill(holder.pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function parseHolder(content: string): LockHolder | undefined {
-  try {
-    const v = JSON.parse(content) as Partial<LockHolder>;
-    if (Number.isSafeInteger(v.pid) && typeof v.host === 'string') return v as LockHolder;
-  } catch {}
-  return undefined;
-}
-
-/**
- * Takes `dir/lock`: its content (pid and host) is written to a temporary file that is then
- * hard-linked to the lock's name, which fails if the lock exists, so a lock is never seen empty.
- * A lock whose process is dead is moved aside and checked to be the one judged stale (another
- * opener may have replaced it meanwhile: it is then put back) before the next try.
- */
-async function takeLock(dir: string): Promise<{ path: string; content: string }> {
-  const path = join(dir, LOCK);
-  const content = JSON.stringify({ pid: process.pid, host: hostname() });
-  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}`;
-  await writeFile(tmp, content);
-  try {
-    for (let attempt = 0; attempt < 10; attempt++) {
-      try {
-        await link(tmp, path);
-        return { path, content };
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      }
-      let seen: string;
-      try {
-        seen = await readFile(path, 'utf8');
-      } catch (error) {
-        ignoreMissing(error);
-        continue;
-      }
-      const holder = parseHolder(seen);
-      if (holderAlive(holder)) {
-        throw new SpoolError(
-          'locked',
-          `fileSpool: ${dir} is in use by process ${holder!.pid} on ${holder!.host} (${path}); one process at a time may use a spool directory`,
-        );
-      }
-      const aside = `${path}.stale.${process.pid}.${randomBytes(6).toString('hex')}`;
-      try {
-        await rename(path, aside);
-      } catch (error) {
-        ignoreMissing(error);
-        continue;
-      }
-      if ((await readFile(aside, 'utf8')) !== seen) await link(aside, path).catch(() => undefined);
-      await unlink(aside);
-    }
-    throw new SpoolError('locked', `fileSpool: could not take ${path}: other processes keep taking it`);
-  } finally {
-    await unlink(tmp).catch(() => undefined);
-  }
-}
-
-/** Removes the lock if it is still ours. */
-async function releaseLock(lock: { path: string; content: string }): Promise<void> {
-  try {
-    if ((await readFile(lock.path, 'utf8')) === lock.content) await unlink(lock.path);
-  } catch {}
 }

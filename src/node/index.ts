@@ -5,5 +5,5 @@
  * @module billing-sdk/node
  */
 
-export { SpoolError, type SpoolErrorCode } from '../core/errors.js';
+export { SpoolError, type SpoolErrorCode } from '../core/errors/index.js';
 export { type FileSpoolOptions, fileSpool } from './file-spool.js';

@@ -3,7 +3,7 @@ import { check, checkOptionsObject, integer, redisClient, required, text } from 
 import type { Spool } from '../tracker/spool.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { evalScript, px, type RedisLike } from './client.js';
-import { ACK, PENDING } from './lua/spool.js';
+import { ACK, PENDING, SIZE } from './lua/spool.js';
 import { RedisClock, writeBeforeDeadline } from './spool-clock.js';
 import { leaveGroup, openGroup, startHeartbeat } from './spool-group.js';
 import { chunked, type SpoolStream } from './spool-stream.js';
@@ -203,6 +203,9 @@ export function redisSpool(client: RedisLike, options: RedisSpoolOptions = {}): 
         const found = new Set((await chunked(spool, PENDING, [], streamIds(ids))).map(String));
         return ids.filter((id) => found.has(id));
       }),
+
+    // Never what another consumer holds: a tracker counts these as its own leftovers.
+    size: () => guarded('size', async () => Number(await spool.run(SIZE, [spool.group, spool.consumer]))),
 
     async close() {
       if (state === 'closed') return;

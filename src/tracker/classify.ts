@@ -1,4 +1,4 @@
-import { AuthenticationError, BillingError, PermissionDeniedError } from '../core/errors.js';
+import { AuthenticationError, BillingError, PermissionDeniedError } from '../core/errors/index.js';
 import { retryDecision } from '../internal/retry.js';
 
 /**

@@ -1,4 +1,4 @@
-import { SpoolError } from '../core/errors.js';
+import { SpoolError } from '../core/errors/index.js';
 import type { Spool, SpoolEntry, SpooledEvent } from './spool.js';
 
 /**
@@ -84,6 +84,10 @@ export function memorySpool(): Spool {
     async pending(ids) {
       ensureOpen('pending');
       return ids.filter((id) => entries.has(id));
+    },
+    async size() {
+      ensureOpen('size');
+      return entries.size;
     },
     async close() {
       state = 'closed';

@@ -1,4 +1,4 @@
-import type { BillingError, InvalidRequestIssue } from '../core/errors.js';
+import type { BillingError, InvalidRequestIssue } from '../core/errors/index.js';
 import {
   check,
   checkOptions,
@@ -11,6 +11,7 @@ import {
 } from '../internal/checks.js';
 import type { UsageEventRefused } from '../schemas/usage.js';
 import { type Clock, clockOf } from '../util/clock.js';
+import { MAX_TIMER_MS } from '../util/timers.js';
 import { memorySpool } from './memory-spool.js';
 import type { Spool, SpooledEvent } from './spool.js';
 
@@ -86,15 +87,14 @@ export interface ResolvedTrackerOptions {
   clock: Clock;
 }
 
-/** Longest timer a runtime keeps (2^31-1 ms, about 24.8 days); a longer one fires at once. */
-export const MAX_TIMER_MS = 2_147_483_647;
-
 const SPOOL_METHODS = ['open', 'append', 'take', 'ack', 'replace', 'pending', 'close'] as const;
 
 const spoolRule: Rule = (v) => {
   const spool = v as Record<string, unknown>;
   const missing = SPOOL_METHODS.filter((m) => typeof spool[m] !== 'function');
   if (missing.length) return `must be a Spool (no ${missing.join(', ')} method)`;
+  if (spool.size !== undefined && typeof spool.size !== 'function')
+    return 'must be a Spool (size must be a method)';
   return typeof spool.durable === 'boolean' ? undefined : 'must be a Spool (durable must be a boolean)';
 };
 

@@ -47,6 +47,15 @@ export interface Spool {
   replace(members: readonly string[], aggregate: SpooledEvent): Promise<string>;
   /** Which of `ids` are not acknowledged yet (by any process sharing the spool). */
   pending(ids: readonly string[]): Promise<string[]>;
+  /**
+   * Optional: how many entries the spool holds for this process, asked once right after
+   * {@link open} and before any {@link append}, i.e. what a previous run left that {@link take}
+   * will hand this process. A tracker counts them in `stats().queued` and in what `close()` leaves
+   * `unsent` before it has taken them; without this method it counts only what it has taken. A
+   * spool shared by several instances counts only what it will hand this one, never what the others
+   * hold.
+   */
+  size?(): Promise<number>;
   /** Releases the spool (lock, files, timers); what was not acknowledged stays in a durable spool. */
   close(): Promise<void>;
 }

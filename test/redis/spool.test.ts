@@ -191,6 +191,20 @@ describe('redisSpool on a shared stream', () => {
     expect((await again.take(10)).map((e) => e.id)).toEqual(ids);
   });
 
+  it('size counts what this consumer will be handed: its own pending entries and the unhanded, never what another holds', async () => {
+    const stream = uniquePrefix('size');
+    const first = await opened(connected.client, { stream, consumer: 'pod-1', claimIdleMs: 60_000 });
+    await first.append([0, 1, 2].map((i) => spooledEvent(i)));
+    await first.take(2);
+    // pod-1 holds two, one is handed to nobody: all three are pod-1's to send.
+    expect(await first.size?.()).toBe(3);
+    const other = await opened(connected.client, { stream, consumer: 'pod-2', claimIdleMs: 60_000 });
+    expect(await other.size?.()).toBe(1);
+    await other.take(10);
+    expect(await other.size?.()).toBe(1);
+    expect(await first.size?.()).toBe(2);
+  });
+
   it('two spools taking concurrently never both take an entry', async () => {
     const stream = uniquePrefix('disjoint');
     const a = await opened(connected.client, { stream });

@@ -237,5 +237,22 @@ export function spoolContract(name: string, makeSpool: (place: string) => Spool 
       const third = await open();
       expect(await third.take(10)).toEqual([]);
     });
+
+    test('size (optional in the interface, given by every spool of the SDK): 0 when fresh; reopened, how many entries the previous run left', async () => {
+      const first = await open();
+      expect(await first.size?.()).toBe(0);
+      const ids = await first.append([0, 1, 2, 3].map((i) => spooledEvent(i)));
+      const [a, b, c] = ids as [string, string, string];
+      await first.take(2);
+      await first.ack([a]);
+      await first.replace([b, c], spooledEvent(9, { quantity: 5 }));
+      await first.close();
+      made.splice(made.indexOf(first), 1);
+      if (!first.durable) return;
+      // Left: the fourth event and the aggregate.
+      const second = await open();
+      expect(await second.size?.()).toBe(2);
+      expect(await takeAll(second)).toHaveLength(2);
+    });
   });
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SpoolError } from '../../src/core/errors.js';
+import { SpoolError } from '../../src/core/errors/index.js';
 import {
   createUsageTracker,
   InvalidRequestError,
@@ -137,11 +137,13 @@ describe('createUsageTracker: options', () => {
         (options) => {
           const spool = spySpool();
           const withSpool = options && typeof options === 'object' && !Array.isArray(options);
+          let made: UsageTracker | undefined;
           try {
-            const made = createUsageTracker(
+            made = createUsageTracker(
               billing,
               withSpool ? { ...(options as object), spool } : (options as never),
             );
+            open.push(made);
             expect(made.stats()).toEqual({
               queued: 0,
               inFlight: 0,
@@ -154,8 +156,8 @@ describe('createUsageTracker: options', () => {
             expect(error, String(error)).toBeInstanceOf(InvalidRequestError);
             expect((error as InvalidRequestError).issues.length).toBeGreaterThan(0);
           }
-          // Made or refused, the spool is opened only by the first track.
-          expect(spool.calls.open).toBe(0);
+          // A refused tracker never touches the spool; a made one opens it at once, to send what it holds.
+          expect(spool.calls.open).toBe(made && withSpool ? 1 : 0);
         },
       ),
       { numRuns: 200 },
@@ -693,11 +695,12 @@ describe('close', () => {
     expect(spool.calls.ack).toBe(0);
   });
 
-  it('a tracker never used closes without opening its spool', async () => {
+  it('a tracker never used opened its spool when made, and close releases it with nothing unsent', async () => {
     const spool = spySpool();
     const made = tracker({ spool });
+    expect(spool.calls.open).toBe(1);
     expect(await made.close()).toEqual({ unsent: 0 });
-    expect(spool.calls.open).toBe(0);
-    expect(spool.calls.close).toBe(0);
+    expect(spool.calls.close).toBe(1);
+    expect(spool.calls.append).toBe(0);
   });
 });

@@ -159,3 +159,18 @@ export const LEAVE = `if #redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, 
   redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])
 end
 return 0`;
+
+/**
+ * How many entries the stream holds for this consumer: every entry not acknowledged yet
+ * (acknowledging deletes) less those other consumers of the group hold, i.e. this consumer's own
+ * pending entries plus those not handed to anyone. ARGV[1] the group, ARGV[2] the consumer.
+ * Answers the count.
+ */
+export const SIZE = `local len = redis.call('XLEN', KEYS[1])
+local summary = redis.pcall('XPENDING', KEYS[1], ARGV[1])
+if type(summary) ~= 'table' or summary.err or type(summary[4]) ~= 'table' then return len end
+local others = 0
+for _, held in ipairs(summary[4]) do
+  if held[1] ~= ARGV[2] then others = others + tonumber(held[2]) end
+end
+return len - others`;

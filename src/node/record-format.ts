@@ -1,0 +1,83 @@
+import { SpoolError } from '../core/errors/index.js';
+import type { SpooledEvent } from '../tracker/spool.js';
+
+/**
+ * One record of a file spool's log: one JSON object per line, `\n`-terminated.
+ * - `{"t":"e","id","event"}`: an event appended;
+ * - `{"t":"a","ids"}`: entries acknowledged;
+ * - `{"t":"r","members","id","event"}`: an aggregate appended and its members acknowledged, in one
+ *   line so that a crash leaves either all of it or none;
+ * - `{"t":"s","next"}`: first line of a compacted log, the next id to give (ids are never reused).
+ *
+ * Events are written as the JSON the spool already holds (`json` below), never serialised twice.
+ */
+export type SpoolRecord =
+  | { t: 'e'; id: string; event: SpooledEvent }
+  | { t: 'a'; ids: string[] }
+  | { t: 'r'; members: string[]; id: string; event: SpooledEvent }
+  | { t: 's'; next: number };
+
+/** The line of an appended event (`json`: the event as JSON). */
+export const entryLine = (id: string, json: string): string =>
+  `{"t":"e","id":${JSON.stringify(id)},"event":${json}}\n`;
+
+/** The line acknowledging `ids`. */
+export const ackLine = (ids: readonly string[]): string => `${JSON.stringify({ t: 'a', ids })}\n`;
+
+/** The line putting the aggregate `id` (`json`: its event as JSON) in place of `members`. */
+export const replaceLine = (members: readonly string[], id: string, json: string): string =>
+  `{"t":"r","members":${JSON.stringify(members)},"id":${JSON.stringify(id)},"event":${json}}\n`;
+
+/** The first line of a compacted log: the next id to give. */
+export const startLine = (next: number): string => `{"t":"s","next":${next}}\n`;
+
+/**
+ * Reads a log: its records, and where its whole lines end. Every record ends with `\n` and the log
+ * only grows at its end, so a crash leaves a prefix of what was written: whole lines, then at most
+ * one line cut short (without its `\n`), which is left out (`end < data.length` then).
+ *
+ * @throws {@link SpoolError} `'corrupt'` for a whole line that is not a record.
+ */
+export function decodeLog(data: Buffer, path: string): { records: SpoolRecord[]; end: number } {
+  const end = data.lastIndexOf(0x0a) + 1;
+  const lines = data.toString('utf8', 0, end).split('\n');
+  lines.pop(); // '' after the last \n
+  return { records: lines.map((line, i) => decodeRecord(line, i + 1, path)), end };
+}
+
+/** Parses and checks one line of the log; anything unexpected is a `'corrupt'` SpoolError. */
+function decodeRecord(line: string, lineNumber: number, path: string): SpoolRecord {
+  let record: unknown;
+  try {
+    record = JSON.parse(line);
+  } catch {
+    record = undefined;
+  }
+  if (isRecord(record)) return record;
+  throw new SpoolError(
+    'corrupt',
+    `fileSpool: ${path} line ${lineNumber} is not a spool record: ${JSON.stringify(line.slice(0, 80))} (a crash only ever tears the last line; this file was changed by something else)`,
+  );
+}
+
+const isId = (v: unknown): v is string => typeof v === 'string' && /^[1-9]\d*$/.test(v);
+const isIds = (v: unknown): v is string[] => Array.isArray(v) && v.every(isId);
+const isEvent = (v: unknown): v is SpooledEvent =>
+  typeof v === 'object' && v !== null && typeof (v as { event_key?: unknown }).event_key === 'string';
+
+function isRecord(v: unknown): v is SpoolRecord {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Record<string, unknown>;
+  switch (r.t) {
+    case 'e':
+      return isId(r.id) && isEvent(r.event);
+    case 'a':
+      return isIds(r.ids);
+    case 'r':
+      return isIds(r.members) && isId(r.id) && isEvent(r.event);
+    case 's':
+      return typeof r.next === 'number' && Number.isSafeInteger(r.next) && r.next > 0;
+    default:
+      return false;
+  }
+}

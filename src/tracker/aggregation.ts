@@ -1,0 +1,151 @@
+import { SpoolError } from '../core/errors/index.js';
+import type { UsageWriteParams } from '../resources/usage.js';
+import type { Clock } from '../util/clock.js';
+import { type Aggregator, createAggregator } from './aggregator.js';
+import { trackerBackoff } from './backoff.js';
+import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
+import type { Spool, SpooledEvent } from './spool.js';
+import type { Work } from './work.js';
+
+/** What an {@link Aggregation} needs from the tracker. */
+export interface AggregationOptions {
+  windowMs: number;
+  clock: Clock;
+  spool: Spool;
+  ledger: Ledger;
+  work: Work;
+  /** Aborted when close gives up: replacements under way stop, their members stay in the spool. */
+  signal: AbortSignal;
+  report(error: unknown): void;
+  /** Entries to send as they are: a window of one event, members left after a conflict. */
+  enqueue(entries: LedgerEntry[]): void;
+  /** An aggregate is in the spool, ready to be taken and sent. */
+  wake(): void;
+  /** An entry left the spool without being sent here. */
+  settle(entry: LedgerEntry, as: Settlement): void;
+}
+
+/**
+ * The tracker's side of `aggregate: { windowMs }`: which tracked events may be summed, their windows
+ * (the {@link createAggregator} windows), and each aggregate put in the spool in place of its
+ * members before it is sent, so a crash and a replay send the same sum under the same key.
+ */
+export class Aggregation {
+  readonly #options: AggregationOptions;
+  readonly #aggregator: Aggregator<LedgerEntry>;
+  /** Keys of events tracked here that may be summed (no metadata, no caller key), until handed. */
+  readonly #summable = new Set<string>();
+  /** Flushes under way: windows close as soon as their events are handed. */
+  #flushes = 0;
+
+  constructor(options: AggregationOptions) {
+    this.#options = options;
+    this.#aggregator = createAggregator<LedgerEntry>({
+      windowMs: options.windowMs,
+      clock: options.clock,
+      formed: (members, aggregate) => {
+        if (aggregate) void this.#replace(members, aggregate);
+        else options.enqueue(members);
+      },
+    });
+  }
+
+  /**
+   * `track` is about to append `event` under `eventKey`: remembered when it may be summed (no key of
+   * the caller's, no metadata), before the append resolves, since a take may hand the entry first.
+   */
+  mark(event: UsageWriteParams, eventKey: string): void {
+    if (event.event_key === undefined && event.metadata === undefined) this.#summable.add(eventKey);
+  }
+
+  /** The event's append failed, or its entry left the spool: it is no longer to be summed here. */
+  forget(eventKey: string): void {
+    this.#summable.delete(eventKey);
+  }
+
+  /** An entry handed by the spool: put in its window when it may be summed (true), else to be sent as it is. */
+  offer(entry: LedgerEntry): boolean {
+    if (!this.#summable.delete(entry.event.event_key)) return false;
+    this.#aggregator.add(entry);
+    return true;
+  }
+
+  /** A take handed a batch: while a flush waits, its windows must not make it wait out `windowMs`. */
+  taken(): void {
+    if (this.#flushes) this.#aggregator.formAll();
+  }
+
+  /** A flush begins: windows close as soon as their events are handed, until {@link endFlush}. */
+  beginFlush(): void {
+    this.#flushes++;
+  }
+
+  /** A flush begun with {@link beginFlush} is over. */
+  endFlush(): void {
+    this.#flushes--;
+  }
+
+  /** Closes every window now. */
+  formAll(): void {
+    this.#aggregator.formAll();
+  }
+
+  /** Forgets the windows: their members stay in the spool, unsent. */
+  stop(): void {
+    this.#aggregator.stop();
+  }
+
+  /**
+   * Puts the aggregate in the spool in place of its members, before it is sent. A failed replace is
+   * retried with the same aggregate (same key): if an attempt did land after all, the service sees
+   * that key twice and records it once. A `'conflict'` (a member acknowledged or claimed by another
+   * instance meanwhile) wrote nothing: the members still pending are sent one by one, with their own
+   * keys; the others were acknowledged elsewhere (or by an earlier attempt that landed, whose
+   * aggregate is in the spool and will be sent).
+   */
+  async #replace(members: LedgerEntry[], aggregate: SpooledEvent): Promise<void> {
+    const { spool, ledger, signal, report, clock } = this.#options;
+    const ids = members.map((m) => m.id);
+    await this.#options.work.run(async () => {
+      for (let attempt = 1; ; attempt++) {
+        let failure: unknown;
+        try {
+          ledger.replaced(members, await spool.replace(ids, aggregate), aggregate);
+          this.#options.wake();
+          return;
+        } catch (error) {
+          if (signal.aborted) return; // the members stay in the spool, unsent
+          report(error);
+          failure = error;
+        }
+        if (failure instanceof SpoolError && failure.code === 'conflict' && (await this.#unpicked(members))) {
+          return;
+        }
+        try {
+          await clock.sleep(trackerBackoff(attempt), signal, () => new Error('stopped'));
+        } catch {
+          return;
+        }
+      }
+    });
+  }
+
+  /** After a conflict: sends the members still pending one by one; false when that is not known. */
+  async #unpicked(members: LedgerEntry[]): Promise<boolean> {
+    const { spool, report, enqueue, settle } = this.#options;
+    let pending: Set<string>;
+    try {
+      pending = new Set(await spool.pending(members.map((m) => m.id)));
+    } catch (error) {
+      report(error); // not knowing which members are left, the replace is tried again
+      return false;
+    }
+    const left: LedgerEntry[] = [];
+    for (const member of members) {
+      if (pending.has(member.id)) left.push(member);
+      else settle(member, 'elsewhere');
+    }
+    enqueue(left);
+    return true;
+  }
+}
