@@ -251,9 +251,7 @@ function ruleIssues(
 ): void {
   for (const rule of rules) {
     const found = rule(value, field);
-    if (typeof found === 'string') issues.push({ field, message: found });
-    else if (found?.length) issues.push(...found);
-    else continue;
-    return;
+    if (found?.length)
+      return void issues.push(...(typeof found === 'string' ? [{ field, message: found }] : found));
   }
 }

@@ -24,19 +24,19 @@ type Operation = Pick<RequestTrace, 'operation' | 'method'>;
 type Server = Pick<ResolvedOptions, 'basePath' | 'serverAddress' | 'serverPort'>;
 
 /**
- * The call's trace when anyone listens on either channel (checked once per call: an unobserved call
- * builds no trace), else `undefined`. Attempts point at their call's trace even when only attempts
- * are listened to.
+ * Runs `send` observed: with the call's trace when anyone listens on either channel (checked once
+ * per call: an unobserved call builds no trace), on the `billing-sdk:request` tracing channel when
+ * that has a subscriber. Attempts point at their call's trace even when only attempts are listened to.
  */
-export function callTrace(operation: Operation, route: string, server: Server): RequestTrace | undefined {
-  return isTraced(requestTracing) || isTraced(attemptTracing)
-    ? requestTrace(operation, route, server)
-    : undefined;
-}
-
-/** Runs `send` on the `billing-sdk:request` tracing channel, when that has a subscriber. */
-export function traceCall<T>(trace: RequestTrace, send: () => Promise<T>): Promise<T> {
-  return isTraced(requestTracing) ? traced(requestTracing, trace, send) : send();
+export function traceCall<T>(
+  operation: Operation,
+  route: string,
+  server: Server,
+  send: (trace: RequestTrace | undefined) => Promise<T>,
+): Promise<T> {
+  if (!isTraced(requestTracing) && !isTraced(attemptTracing)) return send(undefined);
+  const trace = requestTrace(operation, route, server);
+  return isTraced(requestTracing) ? traced(requestTracing, trace, () => send(trace)) : send(trace);
 }
 
 /** The context of a traced call: what the call is, never a value it carries. */

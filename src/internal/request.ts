@@ -21,7 +21,7 @@ import { check } from './checks.js';
 import { classify, type Exchange } from './classify.js';
 import { type BuiltRequest, buildRequest, type Endpoint } from './endpoint.js';
 import { lowerKeys } from './headers.js';
-import { callTrace, logAttempt, logRetry, traceAttempt, traceCall } from './observe.js';
+import { logAttempt, logRetry, traceAttempt, traceCall } from './observe.js';
 import { type CallOptions, callOptions, type ResolvedOptions } from './options.js';
 import { retryDecision } from './retry.js';
 import { validate } from './schema.js';
@@ -143,8 +143,7 @@ export class ApiCore {
 
   /** Sends the call, observed: traced when anyone listens (observe.ts). */
   #send<P, R, T, B extends BuiltRequest>(call: Call<P, R, T, B>): Promise<WithResponse<T>> {
-    const trace = callTrace(call.endpoint, call.route, this.#options);
-    return trace ? traceCall(trace, () => this.#retried(call, trace)) : this.#retried(call, undefined);
+    return traceCall(call.endpoint, call.route, this.#options, (trace) => this.#retried(call, trace));
   }
 
   /**
