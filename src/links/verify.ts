@@ -51,7 +51,7 @@ export async function verifyHostedLink(urlOrToken: string, signingKey: string): 
   }
 }
 
-/** The key's bytes. An empty key would accept tokens anyone can forge; `invalid_token` as before. */
+/** The key's bytes. An empty key would accept tokens anyone can forge: refused as `invalid_token`, as a wrong key is. */
 function keyOf(signingKey: unknown): Uint8Array {
   if (typeof signingKey !== 'string' || signingKey === '') {
     throw new HostedLinkError('invalid_token', 'verifyHostedLink: signingKey is required');
