@@ -12,7 +12,7 @@ const layers = [
   ['internal', '^src/internal/'],
   ['links', '^src/links/'],
   ['client', '^src/(client\\.ts$|resources/|schemas/)'],
-  ['features', '^src/(access|tracker|webhooks)/'],
+  ['features', '^src/(access|tracker|webhooks|gate)/'],
   ['adapters', '^src/(redis|node)/'],
   ['testing', '^src/testing/'],
   ['entries', '^src/index\\.ts$'],

@@ -15,12 +15,37 @@ export type { AccessStore, AccessStoreRead, SharedAccessAnswer } from './access/
 export { BillingClient } from './client.js';
 export { APIPromise, type APIResponseInfo, type WithResponse } from './core/api-promise.js';
 export { type Cooldown, type CooldownGrant, memoryCooldown } from './core/cooldown.js';
-export type { AccessEvent, AttemptTrace, RequestTrace, TrackerEvent } from './core/diagnostics.js';
+export type { AccessEvent, AttemptTrace, GateEvent, RequestTrace, TrackerEvent } from './core/diagnostics.js';
 // Every error class, its name and its types: core/errors/index.ts exports nothing else (its names.ts and table.ts hold the names).
 export * from './core/errors/index.js';
 export type { Logger, LogLevel } from './core/logger.js';
 export type { AuthHeader, ClientOptions, FetchLike, RequestOptions, ValidationMode } from './core/options.js';
 export { Page, PagePromise, type WalkOptions } from './core/pagination.js';
+// The gate: a route's subscription, entitlement, credits and usage as one decision, with the paywall as its "no".
+export { createGate } from './gate/gate.js';
+export type {
+  CreditsNeed,
+  EntitlementNeed,
+  FastifyReplyLike,
+  FetchHandler,
+  Gate,
+  GateAllowed,
+  GateDecision,
+  GateDenialReason,
+  GateDenied,
+  GateNeed,
+  GateNeeds,
+  GateOptions,
+  GatePaywall,
+  GateQuantity,
+  GateRequest,
+  GateSource,
+  HonoContextLike,
+  NodeResponseLike,
+  PaywallTarget,
+  SubscriptionNeed,
+  UsageNeed,
+} from './gate/types.js';
 export { type HostedLinkTarget, type SignHostedLinkParams, signHostedLink } from './links/sign.js';
 export { type HostedLinkClaims, type VerifiedHostedLink, verifyHostedLink } from './links/verify.js';
 export type { AccountStatusParams, Accounts, FixSubscriptionParams } from './resources/accounts.js';

@@ -79,6 +79,26 @@ export interface AccessCache {
   close(): Promise<void>;
 }
 
+/** Where an answer came from: memory within its ttl, memory past it (while it refreshes), or a request. */
+export type AnswerSource = 'cache' | 'stale' | 'live';
+
+/**
+ * `access.isActive` or `access.hasEntitlement`, and where the answer came from, for the gate. An
+ * access cache of another making (a test double) answers as it does, its source taken as `'live'`.
+ */
+export function answerWithSource(
+  access: AccessCache,
+  kind: 'isActive' | 'hasEntitlement',
+  params: AccountStatusParams | EntitlementCheckParams,
+): Promise<{ value: boolean; source: AnswerSource }> {
+  if (access instanceof Cache) return access.answer(kind, params);
+  const asked =
+    kind === 'isActive'
+      ? access.isActive(params as AccountStatusParams)
+      : access.hasEntitlement(params as EntitlementCheckParams);
+  return asked.then((value) => ({ value, source: 'live' }));
+}
+
 /** An answer and when the service gave it (the cache's clock). */
 interface Entry {
   answer: Answer;
@@ -182,6 +202,31 @@ class Cache implements AccessCache {
     return answer.kind === 'entitlement' && answer.has_access;
   }
 
+  /** `isActive` or `hasEntitlement` with where the answer came from (see {@link answerWithSource}). */
+  async answer(
+    kind: 'isActive' | 'hasEntitlement',
+    params: AccountStatusParams | EntitlementCheckParams,
+  ): Promise<{ value: boolean; source: AnswerSource }> {
+    if (kind === 'isActive') {
+      const { answer, source } = await this.#lookup(
+        'access.isActive',
+        params as AccountStatusParams,
+        undefined,
+        accountStatus,
+        statusQuestion,
+      );
+      return { value: answer.kind === 'status' && isActiveIn(answer.status), source };
+    }
+    const { answer, source } = await this.#lookup(
+      'access.hasEntitlement',
+      params as EntitlementCheckParams,
+      undefined,
+      checkEntitlement,
+      entitlementQuestion,
+    );
+    return { value: answer.kind === 'entitlement' && answer.has_access, source };
+  }
+
   async invalidate(account_ref_id: string): Promise<void> {
     check('access.invalidate', { account_ref_id }, { account_ref_id: [text] });
     this.#counts.invalidations++;
@@ -239,7 +284,7 @@ class Cache implements AccessCache {
     options: AccessLookupOptions | undefined,
     endpoint: { rules: Parameters<typeof check>[2]; cross?: Parameters<typeof check>[3] },
     question: (params: P) => Question,
-  ): Promise<Entry> {
+  ): Promise<Entry & { source: AnswerSource }> {
     const checked = check(operation, params, endpoint.rules, endpoint.cross) as P;
     const { signal } = check(
       operation,
@@ -269,7 +314,7 @@ class Cache implements AccessCache {
     const entry = await (signal ? untilSignal(pending, signal, aborted) : pending);
     // lru-cache answers nothing only for a request it dropped, which only close() does.
     if (!entry) throw closedError(operation);
-    return entry;
+    return { ...entry, source: outcome === 'hit' ? 'cache' : outcome === 'stale' ? 'stale' : 'live' };
   }
 
   /** Fills or refreshes one answer: lru-cache calls it once per key at a time (single-flight). */

@@ -81,6 +81,29 @@ export interface AccessEvent {
   readonly operation?: 'accounts.status' | 'entitlements.check' | undefined;
 }
 
+/**
+ * What a gate (`createGate`) publishes on `billing-sdk:access` for each decision: never the account,
+ * a key or a value of the request.
+ */
+export interface GateEvent {
+  /** Always `'decision'`: one per request the gate decided. */
+  readonly event: 'decision';
+  /** Whether the request may go on. */
+  readonly allowed: boolean;
+  /** Why not, when refused. */
+  readonly reason?:
+    | 'unauthenticated'
+    | 'inactive'
+    | 'not_entitled'
+    | 'insufficient_credits'
+    | 'unavailable'
+    | undefined;
+  /** Where the answer came from, when allowed. */
+  readonly source?: 'cache' | 'live' | 'stale' | 'fallback' | undefined;
+  /** The kinds of need the route has. */
+  readonly needs: ('subscription' | 'entitlement' | 'credits' | 'usage')[];
+}
+
 /** What the usage tracker publishes on `billing-sdk:tracker`. */
 export interface TrackerEvent {
   /**

@@ -1,0 +1,179 @@
+import { checkOptions, func, integer, oneOf, type Rule, required, text } from '../internal/checks.js';
+import { safely } from '../util/safely.js';
+import { type Decider, decide } from './decide.js';
+import { PaywallLinks } from './links.js';
+import { type CheckedNeeds, checkNeeds, quantityOf } from './needs.js';
+import type { Gate, GateAllowed, GateNeeds, GateOptions, GateRequest, NodeResponseLike } from './types.js';
+
+const OPERATION = 'createGate';
+const DEFAULT_LINK_TTL_MS = 60_000;
+
+/** An object whose methods at these paths (`'usage.debit'`) are functions: what the gate calls. */
+const methods =
+  (paths: string[], what: string): Rule =>
+  (v) =>
+    paths.every(
+      (path) =>
+        typeof path
+          .split('.')
+          .reduce<unknown>((o, key) => (o as Record<string, unknown> | null)?.[key], v) === 'function',
+    )
+      ? undefined
+      : `must be ${what}`;
+
+const rules = {
+  billing: [required, methods(['usage.debit', 'resolve.signedUrl'], 'a BillingClient')],
+  access: [required, methods(['isActive', 'hasEntitlement'], 'an access cache (createAccessCache)')],
+  account: [required, func],
+  paywall: [
+    (v: unknown) =>
+      typeof v === 'object' && v !== null && !Array.isArray(v)
+        ? undefined
+        : 'must be an object with signingKey',
+  ],
+  onUnavailable: [oneOf(['closed', 'open'])],
+  tracker: [methods(['track'], 'a usage tracker (createUsageTracker)')],
+  onError: [func],
+} satisfies Record<keyof GateOptions, Rule[]>;
+
+const paywallRules = {
+  signingKey: [required, text],
+  email: [func],
+  target: [func],
+  linkTtlMs: [integer(1)],
+};
+
+/**
+ * A route's billing decision in one call, for any framework: who asks (your `account`), may they
+ * (subscription and entitlement from the access cache, credits debited once per client request),
+ * and where a "no" goes (a browser to the signed paywall, an API client a problem document).
+ *
+ * @param options - See {@link GateOptions}.
+ * @throws {@link InvalidRequestError} naming each bad option.
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { BillingClient, createAccessCache, createGate } from 'billing-sdk';
+ *
+ * const billing = new BillingClient();
+ * const gate = createGate<express.Request>({
+ *   billing,
+ *   access: createAccessCache(billing),
+ *   account: (req) => req.get('x-account-id'),
+ *   paywall: { signingKey: process.env.BILLING_SIGNING_KEY! },
+ * });
+ * const app = express();
+ * app.get('/reports', gate.express({ subscription: 'pro-plan', tier: 'pro' }), (_req, res) => {
+ *   res.json({ account: res.locals.billing.account_ref_id });
+ * });
+ * ```
+ */
+export function createGate<Req extends GateRequest = Request>(options: GateOptions<Req>): Gate<Req> {
+  const given = checkOptions(OPERATION, options, rules) as unknown as GateOptions<Req>;
+  if (given.paywall) checkOptions(`${OPERATION}: paywall`, given.paywall, paywallRules);
+  const { paywall } = given;
+  const decider: Decider<Req> = {
+    options: given,
+    links: paywall
+      ? new PaywallLinks(given.billing, paywall.signingKey, paywall.linkTtlMs ?? DEFAULT_LINK_TTL_MS)
+      : undefined,
+  };
+  const checked = (operation: string, need: GateNeeds<Req>) =>
+    checkNeeds<Req>(`gate.${operation}`, need, given.tracker !== undefined);
+
+  /** After a 2xx answer: the route's usage, told to `onError` when the tracker refuses it (the answer stands). */
+  const track = (needs: CheckedNeeds<Req>, request: Req, allowed: GateAllowed): Promise<void> =>
+    Promise.all(
+      needs.usage.map(async (usage) => {
+        try {
+          const quantity = await quantityOf(usage.quantity, request, 'need.usage.quantity');
+          const { product_code, meter_code } = usage;
+          await given.tracker?.track({
+            account_ref_id: allowed.account_ref_id,
+            product_code,
+            meter_code,
+            quantity,
+          });
+        } catch (error) {
+          await safely(() => given.onError?.(error, request));
+        }
+      }),
+    ).then(() => {});
+  const ok = (status: number) => status >= 200 && status < 300;
+
+  return {
+    async check(request, need) {
+      return decide(decider, request, checked('check', need));
+    },
+
+    protect(need, handler) {
+      const needs = checked('protect', need);
+      return async (request, ...rest) => {
+        const decision = await decide(decider, request, needs);
+        if (!decision.allowed) return decision.response;
+        const response = await handler(request, ...rest);
+        if (needs.usage.length && ok(response.status)) await track(needs, request, decision);
+        return response;
+      };
+    },
+
+    hono(need) {
+      const needs = checked('hono', need);
+      return async (c, next) => {
+        const decision = await decide(decider, c.req.raw as unknown as Req, needs);
+        if (!decision.allowed) return decision.response;
+        c.set('billing', decision);
+        await next();
+        if (needs.usage.length && ok(c.res.status)) await track(needs, c.req.raw as unknown as Req, decision);
+        return undefined;
+      };
+    },
+
+    express(need) {
+      const needs = checked('express', need);
+      return (req, res, next) => {
+        decide(decider, req, needs).then(async (decision) => {
+          if (!decision.allowed) return writeNode(res, decision.response);
+          res.locals ??= {};
+          res.locals.billing = decision;
+          if (needs.usage.length) {
+            res.once('finish', () => {
+              if (ok(res.statusCode)) void track(needs, req, decision);
+            });
+          }
+          next();
+        }, next);
+      };
+    },
+
+    fastify(need) {
+      const needs = checked('fastify', need);
+      return async (request, reply) => {
+        const decision = await decide(decider, request, needs);
+        if (!decision.allowed) {
+          reply.code(decision.status);
+          decision.response.headers.forEach((value, name) => void reply.header(name, value));
+          await reply.send(await decision.response.text());
+          return;
+        }
+        (request as Req & { billing?: GateAllowed }).billing = decision;
+        if (needs.usage.length) {
+          reply.raw.once('finish', () => {
+            if (ok(reply.statusCode)) void track(needs, request, decision);
+          });
+        }
+      };
+    },
+  } satisfies Gate<Req>;
+}
+
+/** Writes a gate's Fetch answer to Node's response (Express, Connect, node:http). */
+async function writeNode(res: NodeResponseLike, response: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  const body = await response.text();
+  res.writeHead(response.status, headers);
+  res.end(body);
+}

@@ -1,0 +1,91 @@
+import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors/index.js';
+import { check, integer, isPlainObject, type Rule, required, text } from '../internal/checks.js';
+import type {
+  CreditsNeed,
+  EntitlementNeed,
+  GateNeed,
+  GateNeeds,
+  GateQuantity,
+  SubscriptionNeed,
+  UsageNeed,
+} from './types.js';
+
+/** A route's needs sorted by kind, checked once, when the middleware is made. */
+export interface CheckedNeeds<Req> {
+  subscriptions: SubscriptionNeed[];
+  entitlements: EntitlementNeed[];
+  credits: CreditsNeed<Req>['credits'][];
+  usage: UsageNeed<Req>['usage'][];
+  /** The needs as given, for `paywall.target`. */
+  all: GateNeed<Req>[];
+}
+
+const KINDS = ['subscription', 'entitlement', 'credits', 'usage'] as const;
+
+/** A positive integer, or a function that gives one per request. */
+const quantity: Rule = (v) => (typeof v === 'function' ? undefined : integer(1)(v));
+const meter = {
+  product_code: [required, text],
+  meter_code: [required, text],
+  quantity: [required, quantity],
+};
+
+/**
+ * Checks a route's needs (a typo fails when the app starts, not per request) and sorts them.
+ *
+ * @throws {@link InvalidRequestError} naming the need and field (`need[1].credits.quantity`).
+ */
+export function checkNeeds<Req>(
+  operation: string,
+  needs: GateNeeds<Req>,
+  hasTracker: boolean,
+): CheckedNeeds<Req> {
+  const list = (Array.isArray(needs) ? needs : [needs]) as GateNeed<Req>[];
+  const many = Array.isArray(needs);
+  const out: CheckedNeeds<Req> = { subscriptions: [], entitlements: [], credits: [], usage: [], all: list };
+  const issues: InvalidRequestIssue[] = [];
+  if (list.length === 0) issues.push({ field: 'need', message: 'must name at least one need' });
+  list.forEach((need, i) => {
+    const at = many ? `need[${i}]` : 'need';
+    const kinds = isPlainObject(need) ? KINDS.filter((k) => k in need) : [];
+    if (kinds.length !== 1) {
+      issues.push({ field: at, message: `must have exactly one of ${KINDS.join(', ')}` });
+      return;
+    }
+    try {
+      if ('subscription' in need) {
+        check(operation, need, { subscription: [required, text], tier: [text] }, undefined, `${at}.`);
+        out.subscriptions.push(need);
+      } else if ('entitlement' in need) {
+        const rules = { product_code: [required, text], entitlement_code: [required, text] };
+        check(operation, need.entitlement, rules, undefined, `${at}.entitlement.`);
+        out.entitlements.push(need);
+      } else if ('credits' in need) {
+        check(operation, need.credits, meter, undefined, `${at}.credits.`);
+        out.credits.push(need.credits);
+      } else {
+        check(operation, need.usage, meter, undefined, `${at}.usage.`);
+        if (!hasTracker) issues.push({ field: `${at}.usage`, message: 'needs the gate option tracker' });
+        out.usage.push(need.usage);
+      }
+    } catch (error) {
+      if (!(error instanceof InvalidRequestError)) throw error;
+      issues.push(...error.issues);
+    }
+  });
+  if (issues.length) throw new InvalidRequestError(operation, issues);
+  return out;
+}
+
+/** The quantity of a credits or usage need for one request: a function's answer is checked too. */
+export async function quantityOf<Req>(
+  given: GateQuantity<Req>,
+  request: Req,
+  field: string,
+): Promise<number> {
+  const value = typeof given === 'function' ? await given(request) : given;
+  const bad = integer(1)(value);
+  if (bad)
+    throw new InvalidRequestError('gate', [{ field, message: `${bad} (the quantity function's answer)` }]);
+  return value;
+}

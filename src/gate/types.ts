@@ -1,0 +1,213 @@
+import type { AccessCache } from '../access/cache.js';
+import type { BillingClient } from '../client.js';
+import type { DebitApproved } from '../schemas/usage.js';
+import type { UsageTracker } from '../tracker/tracker.js';
+
+/**
+ * What a gate reads of a request, whichever way the framework hands it over: a Fetch `Request`
+ * (`check`, `protect`, Hono's `c.req.raw`), Node's `IncomingMessage` (Express, Connect, node:http)
+ * or Fastify's request. Only the method and three headers are read (`accept`, `idempotency-key`).
+ */
+export interface GateRequest {
+  /** The HTTP method (`GET`, `POST`, …). */
+  readonly method?: string | undefined;
+  /** A Fetch `Headers`, or Node's header object (lower-case names). */
+  readonly headers:
+    | { get(name: string): string | null }
+    | Readonly<Record<string, string | string[] | undefined>>;
+}
+
+/** A quantity, or how to read it from the request (a `count` in its body, a size in a header). */
+export type GateQuantity<Req> = number | ((request: Req) => number | Promise<number>);
+
+/** The account has an active subscription (with `tier`, that tier): `access.isActive`. */
+export interface SubscriptionNeed {
+  /** The subscription product's label name, as `accounts.status`'s `subscription`. */
+  subscription: string;
+  /** The tier's label name; optional. */
+  tier?: string | undefined;
+}
+
+/** The account has an entitlement: `access.hasEntitlement`. */
+export interface EntitlementNeed {
+  /** The product and entitlement codes, as `entitlements.check` takes them. */
+  entitlement: { product_code: string; entitlement_code: string };
+}
+
+/** Prepaid credits are debited before the handler runs (`usage.debit`), once per client request. */
+export interface CreditsNeed<Req = Request> {
+  /** The product and meter to debit, and how many credits. */
+  credits: { product_code: string; meter_code: string; quantity: GateQuantity<Req> };
+}
+
+/** Usage is tracked (`tracker.track`) after the handler answered 2xx, never for a failed request. */
+export interface UsageNeed<Req = Request> {
+  /** The product and meter to record on, and the quantity. */
+  usage: { product_code: string; meter_code: string; quantity: GateQuantity<Req> };
+}
+
+/** One thing a route needs. */
+export type GateNeed<Req = Request> = SubscriptionNeed | EntitlementNeed | CreditsNeed<Req> | UsageNeed<Req>;
+
+/**
+ * What a route needs: one need, or several that must all hold (credits are debited last, only once
+ * every other part held, so a "no" never costs credits).
+ */
+export type GateNeeds<Req = Request> = GateNeed<Req> | readonly GateNeed<Req>[];
+
+/** What a paywall link leads to: a product, or a subscription's tier (`resolve.publicUrl`). */
+export type PaywallTarget = { product_name: string } | { subscription_name: string; tier_name: string };
+
+/** Where a "no" sends the customer: the signed hosted page of what would turn it into a "yes". */
+export interface GatePaywall<Req = Request> {
+  /** The payment gateway's signing key: the link's `u` token is signed with it (HS256). */
+  signingKey: string;
+  /**
+   * The customer's e-mail, from the app's session: the service requires it to resolve a
+   * subscription's tier page (and a `saas_only` product's).
+   */
+  email?: ((request: Req) => string | undefined | Promise<string | undefined>) | undefined;
+  /**
+   * The page that sells what a need without a target of its own asks for (an entitlement, credits):
+   * a product or a subscription's tier. Without it (or when it answers `undefined`) such a "no" is a
+   * 402 without a link, never a guess.
+   */
+  target?:
+    | ((need: GateNeed<Req>, request: Req) => PaywallTarget | undefined | Promise<PaywallTarget | undefined>)
+    | undefined;
+  /** How long the link of one account and target is reused, in ms; default 60 000. */
+  linkTtlMs?: number | undefined;
+}
+
+/** Options of {@link createGate}. */
+export interface GateOptions<Req extends GateRequest = Request> {
+  /** The client: debits and paywall links. */
+  billing: BillingClient;
+  /** `createAccessCache(billing, …)`: subscription and entitlement answers from memory. */
+  access: AccessCache;
+  /**
+   * Who asks, from the app's own authentication (session, token): the `account_ref_id`, or
+   * `undefined` for nobody (401). A throw fails the request as the framework fails a throwing
+   * middleware: never allowed.
+   */
+  account: (request: Req) => string | undefined | Promise<string | undefined>;
+  /** Where a "no" sends a browser, and the `upgrade_url` of an API client's 402. */
+  paywall?: GatePaywall<Req> | undefined;
+  /**
+   * Billing unreachable and nothing usable cached: `'closed'` (default) answers 503 with
+   * Retry-After; `'open'` lets the request through with `source: 'fallback'`. Never applies to
+   * credits: a debit either happened or it did not.
+   */
+  onUnavailable?: 'closed' | 'open' | undefined;
+  /** The usage tracker that records `usage` needs; required when a need has one. */
+  tracker?: UsageTracker | undefined;
+  /**
+   * Told when the tracker refused a `usage` need after the handler answered 2xx (closed, full, a
+   * spool failure): the answer stands, the usage is not recorded. Not awaited; a throw is ignored.
+   */
+  onError?: ((error: unknown, request: Req) => void) | undefined;
+}
+
+/** Where an allowed request's answer came from: memory, memory past its ttl, the service, or the fallback. */
+export type GateSource = 'cache' | 'live' | 'stale' | 'fallback';
+
+/** Why a request was refused. */
+export type GateDenialReason =
+  | 'unauthenticated'
+  | 'inactive'
+  | 'not_entitled'
+  | 'insufficient_credits'
+  | 'unavailable';
+
+/** The request may go on. */
+export interface GateAllowed {
+  /** Always `true` here: switch on it. */
+  allowed: true;
+  /** Who asked. */
+  account_ref_id: string;
+  /** Where the answer came from; `'fallback'` when billing was unreachable under `onUnavailable: 'open'`. */
+  source: GateSource;
+  /** The debit of a `credits` need (its `event_key` is the request's `Idempotency-Key` when it had one). */
+  debit?: DebitApproved | undefined;
+}
+
+/** The request was refused: answer it with `response`. */
+export interface GateDenied {
+  /** Always `false` here: switch on it. */
+  allowed: false;
+  /** Why. */
+  reason: GateDenialReason;
+  /** The status of `response`: 303 (a browser sent to the paywall), 401, 402 or 503. */
+  status: number;
+  /** The answer: a redirect to the paywall for a browser, else `application/problem+json`. */
+  response: Response;
+  /** Who asked, when known. */
+  account_ref_id?: string | undefined;
+}
+
+/** What {@link Gate.check} decides. */
+export type GateDecision = GateAllowed | GateDenied;
+
+/** A Fetch handler: Next.js route handlers, Cloudflare Workers, Bun.serve, Deno.serve. */
+export type FetchHandler<Req, A extends unknown[]> = (
+  request: Req,
+  ...rest: A
+) => Response | Promise<Response>;
+
+/** What Hono's middleware sees of its context (structural: the SDK imports no framework). */
+export interface HonoContextLike {
+  /** Hono's request; `raw` is the Fetch `Request`. */
+  req: { raw: Request };
+  /** Stores the decision for the handler: `c.get('billing')`. */
+  set(key: 'billing', value: GateAllowed): void;
+  /** The handler's response, once `next()` returned. */
+  res: Response;
+}
+
+/** What Fastify's `preHandler` sees of its reply (structural). */
+export interface FastifyReplyLike {
+  /** Sets the status. */
+  code(status: number): FastifyReplyLike;
+  /** Sets a header. */
+  header(name: string, value: string): FastifyReplyLike;
+  /** Sends the body. */
+  send(body?: unknown): unknown;
+  /** The status the handler answered with (read once the response was sent). */
+  readonly statusCode: number;
+  /** Node's response, to learn when the handler's answer is sent. */
+  readonly raw: { once(event: 'finish', listener: () => void): unknown };
+}
+
+/** What Express (and Connect, node:http) hands a middleware as its response (structural). */
+export interface NodeResponseLike {
+  /** Express's per-request locals: the decision goes to `res.locals.billing`. */
+  locals?: Record<string, unknown>;
+  /** The status the handler answered with. */
+  statusCode: number;
+  /** Writes the status line and headers. */
+  writeHead(status: number, headers: Record<string, string>): unknown;
+  /** Ends the response with a body. */
+  end(body?: string): unknown;
+  /** Learn when the handler's answer is sent. */
+  once(event: 'finish', listener: () => void): unknown;
+}
+
+/** A route's gate: made by {@link createGate}, it decides and answers for any framework. */
+export interface Gate<Req extends GateRequest = Request> {
+  /**
+   * Decides whether `request` may go on with `need`: who asks, subscription and entitlement from
+   * the access cache, then credits (debited once per client request). A `usage` need is not
+   * tracked here (only the adapters know the handler's answer).
+   */
+  check(request: Req, need: GateNeeds<Req>): Promise<GateDecision>;
+  /** Wraps a Fetch handler: a "no" is answered by the gate; usage is tracked after a 2xx answer. */
+  protect<A extends unknown[]>(need: GateNeeds<Req>, handler: FetchHandler<Req, A>): FetchHandler<Req, A>;
+  /** Hono middleware: the decision at `c.get('billing')`. */
+  hono(
+    need: GateNeeds<Req>,
+  ): (c: HonoContextLike, next: () => Promise<void>) => Promise<Response | undefined>;
+  /** Express / Connect / node:http middleware: the decision at `res.locals.billing`. */
+  express(need: GateNeeds<Req>): (req: Req, res: NodeResponseLike, next: (error?: unknown) => void) => void;
+  /** A Fastify `preHandler`: the decision at `request.billing`. */
+  fastify(need: GateNeeds<Req>): (request: Req, reply: FastifyReplyLike) => Promise<void>;
+}
