@@ -49,6 +49,10 @@ export function instrumentBillingSdk({ tracer, meter }) {
     description: 'Failed refreshes and shared-store failures of the access cache.',
     unit: '{error}',
   });
+  const decisions = meter.createCounter('billing_sdk.gate.decisions', {
+    description: 'Gate decisions (createGate): allowed by source, refused by reason.',
+    unit: '{decision}',
+  });
   const trackerSteps = meter.createCounter('billing_sdk.tracker.events', {
     description: 'Usage tracker steps: queued, sent, retry, dead-letter.',
     unit: '{event}',
@@ -163,6 +167,14 @@ export function instrumentBillingSdk({ tracer, meter }) {
       lookups.add(1, { 'billing_sdk.access.result': event.event, ...operation });
     } else if (event.event === 'error') {
       accessErrors.add(1, operation);
+    } else if (event.event === 'decision') {
+      // A route's gate: never the account, only why and from where.
+      decisions.add(
+        1,
+        event.allowed
+          ? { 'billing_sdk.gate.source': event.source }
+          : { 'billing_sdk.gate.reason': event.reason },
+      );
     }
   };
   const onTracker = (event) => {

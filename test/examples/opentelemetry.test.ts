@@ -15,7 +15,13 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TrackerEvent } from '../../src/index.js';
-import { BillingClient, createAccessCache, createUsageTracker, NotFoundError } from '../../src/index.js';
+import {
+  BillingClient,
+  createAccessCache,
+  createGate,
+  createUsageTracker,
+  NotFoundError,
+} from '../../src/index.js';
 import { caught, until, useMockServer } from '../helpers.js';
 
 // The example is plain JS (no types to import): loaded by URL and given its signature here.
@@ -231,6 +237,34 @@ describe('examples/opentelemetry.mjs: instrumentBillingSdk', () => {
     });
     // The cache's requests are traced like any call.
     expect(calls().map((s) => s.name)).toEqual(['accounts.status', 'entitlements.check']);
+  });
+
+  it('counts gate decisions: allowed by source, refused by reason, never the account', async () => {
+    const billing = client();
+    const access = createAccessCache(billing);
+    const gate = createGate({
+      billing,
+      access,
+      account: (request) => request.headers.get('x-account') ?? undefined,
+    });
+    const ask = (account?: string) =>
+      gate.check(new Request('http://app.test/', { headers: account ? { 'x-account': account } : {} }), {
+        subscription: 'pro-plan',
+      });
+    try {
+      await ask(ACCOUNT);
+      await ask(ACCOUNT);
+      await ask('acct_past_due');
+      await ask();
+    } finally {
+      await access.close();
+    }
+    expect(byAttributes(pointsOf(await metrics(), 'billing_sdk.gate.decisions'))).toEqual({
+      'billing_sdk.gate.source=live': 1,
+      'billing_sdk.gate.source=cache': 1,
+      'billing_sdk.gate.reason=inactive': 1,
+      'billing_sdk.gate.reason=unauthenticated': 1,
+    });
   });
 
   it("observes the tracker's queue depth as of its last step, and counts its steps", async () => {
