@@ -7,7 +7,8 @@
  *   Node's TracingChannel contract.
  * - `tracingChannel('billing-sdk:attempt')`: one trace per attempt of a call, its context an
  *   {@link AttemptTrace}: retries show as further attempts.
- * - `channel('billing-sdk:access')`: the access cache's {@link AccessEvent}s.
+ * - `channel('billing-sdk:access')`: the access cache's {@link AccessEvent}s, and a gate's
+ *   {@link GateEvent} per decision.
  * - `channel('billing-sdk:tracker')`: the usage tracker's {@link TrackerEvent}s.
  *
  * Nothing is built or published while a channel has no subscriber. No message holds an id, a key,
