@@ -132,17 +132,20 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     express(need) {
       const needs = checked('express', need);
       return (req, res, next) => {
-        decide(decider, req, needs).then(async (decision) => {
-          if (!decision.allowed) return writeNode(res, decision.response);
-          res.locals ??= {};
-          res.locals.billing = decision;
-          if (needs.usage.length) {
-            res.once('finish', () => {
-              if (ok(res.statusCode)) void track(needs, req, decision);
-            });
-          }
-          next();
-        }, next);
+        decide(decider, req, needs)
+          .then((decision) => {
+            if (!decision.allowed) return writeNode(res, decision.response);
+            res.locals ??= {};
+            res.locals.billing = decision;
+            if (needs.usage.length) {
+              res.once('finish', () => {
+                if (ok(res.statusCode)) void track(needs, req, decision);
+              });
+            }
+            next();
+          })
+          // A throwing `account` (or a dead socket) goes where Express sends any middleware's error.
+          .catch(next);
       };
     },
 
@@ -153,8 +156,8 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
         if (!decision.allowed) {
           reply.code(decision.status);
           decision.response.headers.forEach((value, name) => void reply.header(name, value));
-          await reply.send(await decision.response.text());
-          return;
+          // Returning the reply tells Fastify the answer is sent: no later hook or handler runs.
+          return reply.send(await decision.response.text());
         }
         (request as Req & { billing?: GateAllowed }).billing = decision;
         if (needs.usage.length) {
@@ -162,6 +165,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
             if (ok(reply.statusCode)) void track(needs, request, decision);
           });
         }
+        return undefined;
       };
     },
   } satisfies Gate<Req>;

@@ -209,5 +209,5 @@ export interface Gate<Req extends GateRequest = Request> {
   /** Express / Connect / node:http middleware: the decision at `res.locals.billing`. */
   express(need: GateNeeds<Req>): (req: Req, res: NodeResponseLike, next: (error?: unknown) => void) => void;
   /** A Fastify `preHandler`: the decision at `request.billing`. */
-  fastify(need: GateNeeds<Req>): (request: Req, reply: FastifyReplyLike) => Promise<void>;
+  fastify(need: GateNeeds<Req>): (request: Req, reply: FastifyReplyLike) => Promise<unknown>;
 }
