@@ -100,10 +100,16 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
       }),
     ).then(() => {});
   const ok = (status: number) => status >= 200 && status < 300;
+  /** The decisions of requests allowed through protect and hono, for `decisionOf`; gone with the request. */
+  const decisions = new WeakMap<object, GateAllowed>();
 
   return {
     async check(request, need) {
       return decide(decider, request, checked('check', need));
+    },
+
+    decisionOf(request) {
+      return decisions.get(request);
     },
 
     protect(need, handler) {
@@ -111,6 +117,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
       return async (request, ...rest) => {
         const decision = await decide(decider, request, needs);
         if (!decision.allowed) return decision.response;
+        decisions.set(request, decision);
         const response = await handler(request, ...rest);
         if (needs.usage.length && ok(response.status)) await track(needs, request, decision);
         return response;
@@ -122,6 +129,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
       return async (c, next) => {
         const decision = await decide(decider, c.req.raw as unknown as Req, needs);
         if (!decision.allowed) return decision.response;
+        decisions.set(c.req.raw, decision);
         c.set('billing', decision);
         await next();
         if (needs.usage.length && ok(c.res.status)) await track(needs, c.req.raw as unknown as Req, decision);

@@ -13,7 +13,10 @@ export interface GateRequest {
   readonly method?: string | undefined;
   /** A Fetch `Headers`, or Node's header object (lower-case names). */
   readonly headers:
-    | { get(name: string): string | null }
+    | {
+        /** A header's value, or `null` when absent (a Fetch `Headers`). */
+        get(name: string): string | null;
+      }
     | Readonly<Record<string, string | string[] | undefined>>;
 }
 
@@ -31,32 +34,65 @@ export interface SubscriptionNeed {
 /** The account has an entitlement: `access.hasEntitlement`. */
 export interface EntitlementNeed {
   /** The product and entitlement codes, as `entitlements.check` takes them. */
-  entitlement: { product_code: string; entitlement_code: string };
+  entitlement: {
+    /** The product's code. */
+    product_code: string;
+    /** The entitlement's code. */
+    entitlement_code: string;
+  };
 }
 
 /** Prepaid credits are debited before the handler runs (`usage.debit`), once per client request. */
-export interface CreditsNeed<Req = Request> {
+export interface CreditsNeed<Req = GateRequest> {
   /** The product and meter to debit, and how many credits. */
-  credits: { product_code: string; meter_code: string; quantity: GateQuantity<Req> };
+  credits: {
+    /** The prepaid-credits product's code. */
+    product_code: string;
+    /** The meter to debit. */
+    meter_code: string;
+    /** Credits to debit: a positive integer, or a function of the request that gives one. */
+    quantity: GateQuantity<Req>;
+  };
 }
 
 /** Usage is tracked (`tracker.track`) after the handler answered 2xx, never for a failed request. */
-export interface UsageNeed<Req = Request> {
+export interface UsageNeed<Req = GateRequest> {
   /** The product and meter to record on, and the quantity. */
-  usage: { product_code: string; meter_code: string; quantity: GateQuantity<Req> };
+  usage: {
+    /** The postpaid product's code. */
+    product_code: string;
+    /** The meter to record on. */
+    meter_code: string;
+    /** The quantity to record: a positive integer, or a function of the request that gives one. */
+    quantity: GateQuantity<Req>;
+  };
 }
 
 /** One thing a route needs. */
-export type GateNeed<Req = Request> = SubscriptionNeed | EntitlementNeed | CreditsNeed<Req> | UsageNeed<Req>;
+export type GateNeed<Req = GateRequest> =
+  | SubscriptionNeed
+  | EntitlementNeed
+  | CreditsNeed<Req>
+  | UsageNeed<Req>;
 
 /**
  * What a route needs: one need, or several that must all hold (credits are debited last, only once
  * every other part held, so a "no" never costs credits).
  */
-export type GateNeeds<Req = Request> = GateNeed<Req> | readonly GateNeed<Req>[];
+export type GateNeeds<Req = GateRequest> = GateNeed<Req> | readonly GateNeed<Req>[];
 
 /** What a paywall link leads to: a product, or a subscription's tier (`resolve.publicUrl`). */
-export type PaywallTarget = { product_name: string } | { subscription_name: string; tier_name: string };
+export type PaywallTarget =
+  | {
+      /** A product's label name (a one-time sale, a credits pack). */
+      product_name: string;
+    }
+  | {
+      /** A subscription product's label name. */
+      subscription_name: string;
+      /** The tier's label name. */
+      tier_name: string;
+    };
 
 /** Where a "no" sends the customer: the signed hosted page of what would turn it into a "yes". */
 export interface GatePaywall<Req = Request> {
@@ -157,7 +193,10 @@ export type FetchHandler<Req, A extends unknown[]> = (
 /** What Hono's middleware sees of its context (structural: the SDK imports no framework). */
 export interface HonoContextLike {
   /** Hono's request; `raw` is the Fetch `Request`. */
-  req: { raw: Request };
+  req: {
+    /** The Fetch `Request`. */
+    raw: Request;
+  };
   /** Stores the decision for the handler: `c.get('billing')`. */
   set(key: 'billing', value: GateAllowed): void;
   /** The handler's response, once `next()` returned. */
@@ -175,7 +214,10 @@ export interface FastifyReplyLike {
   /** The status the handler answered with (read once the response was sent). */
   readonly statusCode: number;
   /** Node's response, to learn when the handler's answer is sent. */
-  readonly raw: { once(event: 'finish', listener: () => void): unknown };
+  readonly raw: {
+    /** Node's event once the response is sent. */
+    once(event: 'finish', listener: () => void): unknown;
+  };
 }
 
 /** What Express (and Connect, node:http) hands a middleware as its response (structural). */
@@ -208,6 +250,11 @@ export interface Gate<Req extends GateRequest = Request> {
   ): (c: HonoContextLike, next: () => Promise<void>) => Promise<Response | undefined>;
   /** Express / Connect / node:http middleware: the decision at `res.locals.billing`. */
   express(need: GateNeeds<Req>): (req: Req, res: NodeResponseLike, next: (error?: unknown) => void) => void;
+  /**
+   * The decision `protect` (or `hono`) made for `request`, for a Fetch handler that wants the
+   * account, the source or the debit; `undefined` for a request the gate did not allow.
+   */
+  decisionOf(request: Req): GateAllowed | undefined;
   /** A Fastify `preHandler`: the decision at `request.billing`. */
   fastify(need: GateNeeds<Req>): (request: Req, reply: FastifyReplyLike) => Promise<unknown>;
 }

@@ -20,6 +20,22 @@ const expected: Record<string, RegExp[]> = {
     /→ 302 http:\/\/127\.0\.0\.1:\d+\/t\/tu_pro_plan_pro\?u=ey/,
     /hosted page → 200 for account acct_new/,
   ],
+  'gate-express.mjs': [
+    /no session:\n\s+GET \/reports → 401 application\/problem\+json \{"type":"urn:billing-sdk:problem:unauthenticated"/,
+    /GET \/reports → 402 application\/problem\+json .*"reason":"inactive".*"upgrade_url":"http:\/\/127\.0\.0\.1:\d+\/t\/tu_pro_plan_pro\?u=ey/,
+    /from a browser:\n\s+GET \/reports → 303 http:\/\/127\.0\.0\.1:\d+\/t\/tu_pro_plan_pro\?u=ey/,
+    /the hosted page verifies the link: account acct_past_due/,
+    /retries the same request:\n\s+POST \/summaries → 200 .*"remaining_balance":995\}\n\s+balance 995: the retry was not charged again/,
+    /POST \/summaries → 402 .*"reason":"insufficient_credits".*"remaining_balance":995/,
+    /"reason":"not_entitled".*\n\s+debit requests sent for it: 0/,
+  ],
+  'gate-hono.mjs': [
+    /GET \/api\/search\/broken → 500 .*\n\s+usage events recorded: 1 \(the 500 was not billed\)/,
+    /GET \/api\/search → 402 .*"reason":"inactive"/,
+    /POST \/api\/summaries → 200 \{"summary":"…","remaining_balance":990\}/,
+    /'closed' \(the default\):\n\s+GET \/api\/search → 503 \(Retry-After: \d+\) .*"reason":"unavailable"/,
+    /'open':\n\s+GET \/api\/search → 200 \{"results":3,"source":"fallback"\}\n\s+POST \/api\/summaries → 503 /,
+  ],
   'invoice-report.mjs': [/^45 invoices for acct_active$/m, /^paid\s+usd\s+25\b/m],
   'webhook-receiver-express.mjs': [
     /receiver: payment-failed for acct_active: access revoked/,

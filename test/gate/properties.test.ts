@@ -1,0 +1,147 @@
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  type BillingClient,
+  createAccessCache,
+  createGate,
+  createUsageTracker,
+  type GateDenialReason,
+  memorySpool,
+  type UsageTracker,
+} from '../../src/index.js';
+import { clientFor, useMockServer } from '../helpers.js';
+import {
+  A,
+  AI,
+  credits,
+  DEBIT_PATH,
+  EMPTY,
+  EXPORT,
+  type Need,
+  PAST_DUE,
+  PRO,
+  SSO,
+  USAGE,
+} from './helpers.js';
+
+// gate.check with Fetch Requests against a small model of the seed: which part holds for which
+// account, and what a debit does to acct_active's 1000 credits.
+const mock = useMockServer();
+let shared: { billing: BillingClient; tracker: UsageTracker } | undefined;
+afterAll(() => shared?.tracker.close());
+
+const BALANCE = 1000;
+
+/** A part other than credits, and whether it holds for each account. */
+interface Part {
+  need: Need;
+  holds: (account: string) => boolean;
+  /** Why it fails when it does. */
+  reason: GateDenialReason;
+  /** Answered by accounts.status (a fault there makes it unavailable). */
+  status: boolean;
+}
+
+const PARTS: Part[] = [
+  { need: PRO, holds: (a) => a === A, reason: 'inactive', status: true },
+  { need: EXPORT, holds: (a) => a === A, reason: 'not_entitled', status: false },
+  { need: SSO, holds: () => false, reason: 'not_entitled', status: false },
+  { need: USAGE, holds: () => true, reason: 'not_entitled', status: false },
+];
+
+const scenario = fc.record({
+  account: fc.constantFrom<string | undefined>(A, A, A, PAST_DUE, EMPTY, undefined),
+  parts: fc.array(fc.constantFrom(...PARTS), { maxLength: 3 }),
+  /** Small, around the balance (999, 1000, 1001: the edge), or anything up to past it. */
+  credits: fc.option(
+    fc.oneof(
+      fc.integer({ min: 1, max: 20 }),
+      fc.constantFrom(999, 1_000, 1_001),
+      fc.integer({ min: 1, max: 1_200 }),
+    ),
+    { nil: undefined },
+  ),
+  creditsAt: fc.nat(),
+  /** accounts.status answers 503 (billing down for the subscription part). */
+  statusDown: fc.boolean(),
+  idempotencyKey: fc.option(fc.uuid(), { nil: undefined }),
+  browser: fc.boolean(),
+});
+
+describe('gate.check against a model', () => {
+  it('property: never allowed when any part fails; never a debit when a non-credit part fails', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        scenario.filter((s) => s.parts.length > 0 || s.credits !== undefined),
+        async (s) => {
+          mock.server.reset();
+          if (s.statusDown) {
+            mock.server.faults.add({ path: '/api/account/', status: 503, times: Number.POSITIVE_INFINITY });
+          }
+          if (!shared) {
+            const client = clientFor(mock.server, { maxRetries: 0 });
+            shared = { billing: client, tracker: createUsageTracker(client, { spool: memorySpool() }) };
+          }
+          const { billing, tracker } = shared;
+          const gate = createGate({
+            billing,
+            access: createAccessCache(billing),
+            account: (request: Request) => request.headers.get('x-account') ?? undefined,
+            tracker,
+          });
+          const needs: Need[] = s.parts.map((p) => p.need);
+          if (s.credits !== undefined) needs.splice(s.creditsAt % (needs.length + 1), 0, credits(s.credits));
+          const headers = new Headers({ accept: s.browser ? 'text/html' : 'application/json' });
+          if (s.account !== undefined) headers.set('x-account', s.account);
+          if (s.idempotencyKey !== undefined) headers.set('idempotency-key', s.idempotencyKey);
+          const request = new Request('http://app.test/r', { method: 'POST', headers });
+
+          const decision = await gate.check(request, needs);
+
+          // The model.
+          const failing = s.parts.filter((p) => (s.account === undefined ? true : !p.holds(s.account)));
+          const down = s.statusDown && s.parts.some((p) => p.status);
+          const othersHold = s.account !== undefined && failing.length === 0 && !down;
+          const creditsHold = s.credits === undefined || (s.account === A && s.credits <= BALANCE);
+          const debitsSent = mock.server.requests.count({ method: 'POST', path: DEBIT_PATH });
+          const balance = mock.server.store.balance(A, AI, 'credits');
+
+          if (!othersHold) {
+            expect(decision.allowed).toBe(false);
+            expect(debitsSent).toBe(0);
+            expect(mock.server.store.ledger.size).toBe(0);
+            expect(balance).toBe(BALANCE);
+            if (!decision.allowed) {
+              const expected: GateDenialReason[] =
+                s.account === undefined
+                  ? ['unauthenticated']
+                  : [...failing.map((p) => p.reason), ...(down ? (['unavailable'] as const) : [])];
+              expect(expected).toContain(decision.reason);
+            }
+            return;
+          }
+          expect(debitsSent).toBe(s.credits === undefined ? 0 : 1);
+          if (!creditsHold) {
+            expect(decision).toMatchObject({ allowed: false, reason: 'insufficient_credits', status: 402 });
+            expect(balance).toBe(BALANCE);
+            return;
+          }
+          expect(decision).toMatchObject({ allowed: true, account_ref_id: s.account });
+          if (s.credits === undefined) {
+            expect(decision.allowed && decision.debit).toBeUndefined();
+            expect(balance).toBe(BALANCE);
+          } else {
+            expect(balance).toBe(BALANCE - s.credits);
+            expect(decision.allowed && decision.debit).toMatchObject({
+              approved: true,
+              debited: s.credits,
+              remaining_balance: BALANCE - s.credits,
+              ...(s.idempotencyKey === undefined ? {} : { event_key: s.idempotencyKey }),
+            });
+          }
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+});
