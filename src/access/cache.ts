@@ -159,7 +159,7 @@ class Cache implements AccessCache {
   #lru: LRUCache<string, Entry, Question> | undefined;
   #loading: Promise<LRUCache<string, Entry, Question>> | undefined;
   /** Aborts requests in flight on close (never a caller's signal: requests are shared). */
-  readonly #closing = new AbortController();
+  readonly #steps = new Set<AbortController>();
   readonly #counts = { hits: 0, misses: 0, stale: 0, refreshes: 0, invalidations: 0 };
   readonly #unwatch: () => void;
   #closed = false;
@@ -250,7 +250,7 @@ class Cache implements AccessCache {
     if (this.#closed) return;
     this.#closed = true;
     this.#unwatch();
-    this.#closing.abort();
+    for (const step of this.#steps) step.abort();
     this.#lru?.clear();
   }
 
@@ -336,8 +336,24 @@ class Cache implements AccessCache {
   }
 
   async #ask(q: Question): Promise<Entry> {
-    const answer = await q.ask(this.#billing, this.#closing.signal);
+    const answer = await this.#abortable((signal) => q.ask(this.#billing, signal));
     return { answer, at: this.#clock.now() };
+  }
+
+  /**
+   * Runs a request or a wait under a signal that `close()` aborts. One signal per step, made where
+   * the step starts: workerd ties an AbortSignal to the request that made it, so a signal made
+   * for an earlier request (or at start-up) could not serve a later one.
+   */
+  async #abortable<T>(step: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    if (this.#closed) controller.abort();
+    this.#steps.add(controller);
+    try {
+      return await step(controller.signal);
+    } finally {
+      this.#steps.delete(controller);
+    }
   }
 
   /**
@@ -379,7 +395,9 @@ class Cache implements AccessCache {
         return entry;
       }
       if (this.#clock.now() >= deadline) return this.#ask(q);
-      await this.#clock.sleep(SHARED_POLL_MS, this.#closing.signal, () => closedError('access'));
+      await this.#abortable((signal) =>
+        this.#clock.sleep(SHARED_POLL_MS, signal, () => closedError('access')),
+      );
     }
   }
 }
