@@ -48,7 +48,20 @@
 // spool), --rounds rounds. aggregate: 5000 unit events at 1000/s with and without
 // `aggregate: { windowMs: 500 }`: requests sent and totals. --skip takes percall,throughput,drain,aggregate.
 //
-// RESULTS.md: each mode (--workloads, --access, --tracker) writes only its own section, between
+//   npm run bench -- --gate                      # the gate mode (about 3 min on 2 cores)
+//   npm run bench -- --gate --rounds 1 --duration 1000 --skip percall --out /tmp/gate.md
+//
+// Gate mode (bench/gate.mjs, gate-app.mjs, gate-load.mjs, gate-child.mjs; issue 26): `createGate` in
+// Express 5 and in Hono 4 (@hono/node-server), the same route with and without the gate, on an account
+// answered from the access cache (the SDK's embedded mock in the app's process, no bench server).
+// throughput: per framework and --rounds, a fresh app and a fresh load process (16 in flight): req/s,
+// latency and the app's CPU per request of the route without the gate, gated and allowed, gated and
+// denied (a navigation: 303 to the paywall, the link reused), in alternating --duration windows: the
+// ratio gated ÷ without (goal ≥ 0.95) and the resolve requests (one per process). percall: `gate.check`
+// from the cache, every call timed, one fresh child per --rounds (goal p99 ≤ 20 µs). --skip takes
+// throughput,percall.
+//
+// RESULTS.md: each mode (--workloads, --access, --tracker, --gate) writes only its own section, between
 // `<!-- <mode>:start -->` and `<!-- <mode>:end -->` (appended at the end when missing), and leaves the
 // rest of the file as it is (bench/sections.mjs); the normal run rewrites the file and carries every mode
 // section over unchanged. A partial mode run (--skip, --only) rewrites its section with only what it
@@ -68,6 +81,7 @@ import {
   summarizeAccess,
 } from './access.mjs';
 import { measureColdImports } from './cold-import.mjs';
+import { GATE_PARTS, renderGateCompact, renderGateMarkdown, runGate, summarizeGate } from './gate.mjs';
 import { measureMemory } from './memory.mjs';
 import { BASELINE, renderCompact, renderMarkdown, summarize } from './report.mjs';
 import { extractSections, spliceSection } from './sections.mjs';
@@ -126,6 +140,7 @@ const { values: flags } = parseArgs({
     access: { type: 'boolean', default: false },
     'access-seconds': { type: 'string', default: '60' },
     tracker: { type: 'boolean', default: false },
+    gate: { type: 'boolean', default: false },
     latency: { type: 'string', default: '20' },
     // 2000 for --workloads, 10 000 (the drain) for --tracker.
     events: { type: 'string' },
@@ -152,7 +167,7 @@ function positiveInt(name, value) {
 }
 const workloadMode = flags.workloads;
 /** The mode section this run writes, or null for the normal run. */
-const mode = ['workloads', 'access', 'tracker'].filter((m) => flags[m]);
+const mode = ['workloads', 'access', 'tracker', 'gate'].filter((m) => flags[m]);
 if (mode.length > 1) usage(`--${mode.join(' and --')}: one mode at a time`);
 const sectionMode = mode[0] ?? null;
 const rounds = positiveInt('rounds', flags.rounds ?? (sectionMode ? '3' : '5'));
@@ -166,7 +181,12 @@ const only = flags.only ? flags.only.split(',').filter(Boolean) : knownClients;
 for (const name of only) {
   if (!knownClients.includes(name)) usage(`unknown client ${name}; known: ${knownClients.join(', ')}`);
 }
-const modeParts = { workloads: WORKLOAD_PARTS, access: ACCESS_PARTS, tracker: TRACKER_PARTS }[sectionMode];
+const modeParts = {
+  workloads: WORKLOAD_PARTS,
+  access: ACCESS_PARTS,
+  tracker: TRACKER_PARTS,
+  gate: GATE_PARTS,
+}[sectionMode];
 for (const part of modeParts ? skip : []) {
   if (!modeParts.includes(part))
     usage(`--skip ${part}: with --${sectionMode}, parts are ${modeParts.join(', ')}`);
@@ -372,9 +392,9 @@ function readOr(path) {
  * @param {object} m
  * @param {string} m.name    the section and the flag
  * @param {string} m.title   for the terminal
- * @param {object} m.server  server options
+ * @param {object | null} m.server  server options; null: the mode starts the servers it needs
  * @param {string} m.serverNote  for the log
- * @param {(port: number) => Promise<object>} m.measure
+ * @param {(port: number | undefined) => Promise<object>} m.measure
  * @param {(data: object) => {goals: {ok: boolean | null}[]}} m.summarize
  * @param {(data: object, summary: object, meta: object) => string} m.render    the section, markers included
  * @param {(summary: object, meta: object) => string} m.compact
@@ -386,13 +406,13 @@ async function runSectionMode(m) {
   ensureBuilt();
   const distAtStart = distFingerprint();
   const machineAtStart = machine();
-  const server = await startServer(m.server);
-  log(`server on 127.0.0.1:${server.port} (separate process), ${m.serverNote}`);
+  const server = m.server ? await startServer(m.server) : null;
+  log(server ? `server on 127.0.0.1:${server.port} (separate process), ${m.serverNote}` : m.serverNote);
   let data;
   try {
-    data = await m.measure(server.port);
+    data = await m.measure(server?.port);
   } finally {
-    await server.stop();
+    await server?.stop();
   }
   const meta = {
     date: new Date().toISOString(),
@@ -479,7 +499,24 @@ function mainTracker() {
   });
 }
 
+/** `--gate`: the same route with and without `createGate`, in Express and Hono, in its own section. */
+function mainGate() {
+  return runSectionMode({
+    name: 'gate',
+    title: 'Gate',
+    server: null,
+    serverNote: 'no bench server: each app process embeds the mock (billing-sdk/testing)',
+    meta: { durationMs, warmupMs },
+    measure: () => runGate({ cwd: benchDir, log, rounds, durationMs, warmupMs, skip }),
+    summarize: summarizeGate,
+    render: renderGateMarkdown,
+    compact: renderGateCompact,
+    failed: (data) => Object.keys(data.failures).length > 0,
+  });
+}
+
 async function main() {
+  if (sectionMode === 'gate') return mainGate();
   if (sectionMode === 'workloads') return mainWorkloads();
   if (sectionMode === 'access') return mainAccess();
   if (sectionMode === 'tracker') return mainTracker();

@@ -7,7 +7,7 @@
 import { mark } from './report.mjs';
 
 /** Every mode section, in the order the normal run writes them back. */
-export const SECTIONS = ['workloads', 'access', 'tracker'];
+export const SECTIONS = ['workloads', 'access', 'tracker', 'gate'];
 
 /** The markers of section `name`. @param {string} name */
 export function sectionMarks(name) {

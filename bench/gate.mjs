@@ -1,0 +1,418 @@
+// The gate mode of the bench (`npm run bench -- --gate`, issue 26): `createGate` in the frameworks it
+// adapts to, against the same route without it, in one run. This file runs the measurements
+// (runGate), turns them into goals (summarizeGate) and renders the "Gate" section of RESULTS.md,
+// between `<!-- gate:start -->` and `<!-- gate:end -->`.
+//
+// throughput  per framework (Express 5; Hono 4 on @hono/node-server) and round: a fresh app process
+//             (gate-app.mjs: `/plain`, `/gated`, the embedded mock) and a fresh load process
+//             (gate-load.mjs): req/s, latency and the app's CPU per request of the route without the
+//             gate, with it (an account answered from the cache), and denied (a navigation of an
+//             inactive account: 303 to the paywall, the link reused), in alternating windows
+// percall     `gate.check` from the cache in process, every call timed (gate-child.mjs), per fresh child
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fmtNs } from './percall.mjs';
+import { fmtInt, fmtNum, fmtRatio, mdTable, median, stats } from './report.mjs';
+import { compactGoals, firstLine, sectionFoot, sectionHead } from './sections.mjs';
+import { modeRunner, resultOf, runNode } from './spawn.mjs';
+
+const appPath = fileURLToPath(new URL('./gate-app.mjs', import.meta.url));
+const loadPath = fileURLToPath(new URL('./gate-load.mjs', import.meta.url));
+const childPath = fileURLToPath(new URL('./gate-child.mjs', import.meta.url));
+
+export const GATE_GOALS = {
+  /** req/s with the gate ÷ without, same framework: at least */
+  rpsRatio: 0.95,
+  /** p99 of `gate.check` from the cache, µs: at most */
+  checkP99Us: 20,
+};
+/** Parts of the gate run, for --skip. */
+export const GATE_PARTS = ['throughput', 'percall'];
+export const FRAMEWORKS = ['express', 'hono'];
+const FRAMEWORK_LABEL = { express: 'Express', hono: 'Hono (@hono/node-server)' };
+/** Requests in flight during a window, each on its own keep-alive connection. */
+const CONCURRENCY = 16;
+/** Rounds of windows (one per kind) per load process. */
+const PAIRS = 4;
+const PERCALL = { blocks: 10, calls: 20_000, warmupMs: 2000 };
+/** The kinds of the per-call child, in the table's order, with how the report names them. */
+const CALLS = {
+  lookup: '`access.isActive` (the cache lookup alone)',
+  allowed: '`gate.check`, allowed: Fetch `Request` (protect, Hono)',
+  allowedNode: '`gate.check`, allowed: Node request (Express)',
+  deniedApi: '`gate.check`, denied, API client: 402 problem+json',
+  deniedNav: '`gate.check`, denied, navigation: 303 to the paywall',
+};
+
+/**
+ * gate-app.mjs for `framework`, once it printed its port. It stops when its stdin closes.
+ * @returns {Promise<{port: number, stop: () => Promise<void>}>}
+ */
+function startApp(framework, cwd) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [appPath, JSON.stringify({ framework })], {
+      cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (s) => {
+      stderr += s;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${framework} app did not start within 15 s: ${stderr}`));
+    }, 15_000);
+    let buffered = '';
+    child.stdout.setEncoding('utf8').on('data', (s) => {
+      buffered += s;
+      const nl = buffered.indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      const { port } = JSON.parse(buffered.slice(0, nl));
+      const stop = () =>
+        new Promise((done) => {
+          const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
+          child.once('exit', () => {
+            clearTimeout(kill);
+            done();
+          });
+          child.stdin.end();
+        });
+      resolve({ port, stop });
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${framework} app exited with ${code} before printing its port: ${stderr.trim()}`));
+    });
+  });
+}
+
+/**
+ * @param {object} o
+ * @param {string} o.cwd
+ * @param {(msg: string) => void} o.log
+ * @param {number} o.rounds      app processes per framework, and per-call children
+ * @param {number} o.durationMs  one window
+ * @param {number} o.warmupMs
+ * @param {Set<string>} o.skip
+ */
+export async function runGate(o) {
+  const data = { throughput: [], percall: [], failures: {}, versions: frameworkVersions(o.cwd) };
+  const { child, attempt } = modeRunner({ ...o, port: 0, script: childPath, failures: data.failures });
+
+  await attempt('throughput', async () => {
+    for (let round = 0; round < o.rounds; round++) {
+      // Frameworks alternate, so that a slow stretch of the machine does not hit one of them only.
+      for (const framework of round % 2 ? [...FRAMEWORKS].reverse() : FRAMEWORKS) {
+        const app = await startApp(framework, o.cwd);
+        let result;
+        try {
+          const options = {
+            port: app.port,
+            concurrency: CONCURRENCY,
+            warmupMs: o.warmupMs,
+            durationMs: o.durationMs,
+            pairs: PAIRS,
+          };
+          const timeoutMs = o.warmupMs * 2 + PAIRS * 4 * o.durationMs * 2 + 60_000;
+          result = resultOf(
+            await runNode([loadPath, JSON.stringify(options)], { cwd: o.cwd, timeoutMs }),
+            framework,
+          );
+        } finally {
+          await app.stop();
+        }
+        data.throughput.push({ framework, round, ...result });
+        const m = (kind) => median(result.rounds.map((r) => r[kind].rps));
+        o.log(
+          `${framework} ${round + 1}/${o.rounds}: plain ${fmtInt(m('plain'))}, gated ${fmtInt(m('gated'))} ` +
+            `(${fmtNum(median(result.rounds.map((r) => r.gated.rps / r.plain.rps)))}×), denied ${fmtInt(m('denied'))} req/s; ` +
+            `${result.service.resolve} resolve`,
+        );
+      }
+    }
+  });
+  await attempt('percall', async () => {
+    for (let round = 0; round < o.rounds; round++) {
+      const r = await child({ kind: 'percall', ...PERCALL }, 180_000, `per-call child ${round + 1}`);
+      data.percall.push(r);
+      o.log(
+        `per call ${round + 1}/${o.rounds}: gate.check allowed p50 ${fmtNs(r.calls.allowed.p50)}, p99 ` +
+          `${fmtNs(r.calls.allowed.p99)}; lookup alone p99 ${fmtNs(r.calls.lookup.p99)}`,
+      );
+    }
+  });
+  return data;
+}
+
+/** Versions of the frameworks and the load client, read from the installed packages (bench's, else the repo's). */
+function frameworkVersions(cwd) {
+  const read = (pkg) => {
+    for (const dir of [join(cwd, 'node_modules'), join(cwd, '..', 'node_modules')]) {
+      try {
+        return JSON.parse(readFileSync(join(dir, pkg, 'package.json'), 'utf8')).version;
+      } catch {
+        // Not there: the next place.
+      }
+    }
+    return 'not installed';
+  };
+  return Object.fromEntries(['express', 'hono', '@hono/node-server', 'undici'].map((p) => [p, read(p)]));
+}
+
+/** Per framework: every round's windows, summarized. */
+function summarizeFramework(runs) {
+  const rounds = runs.flatMap((run) => run.rounds);
+  const over = (f) => stats(rounds.map(f));
+  const kinds = ['plain', 'noop', 'gated', 'denied'];
+  const per = Object.fromEntries(
+    kinds.map((k) => [
+      k,
+      {
+        rps: over((r) => r[k].rps),
+        cpuUs: over((r) => r[k].cpuUsPerRequest),
+        p50: over((r) => r[k].latency.p50),
+        p99: over((r) => r[k].latency.p99),
+        requests: rounds.reduce((n, r) => n + r[k].count, 0),
+      },
+    ]),
+  );
+  return {
+    windows: rounds.length,
+    processes: runs.length,
+    per,
+    ratio: over((r) => r.gated.rps / r.plain.rps),
+    noopRatio: over((r) => r.noop.rps / r.plain.rps),
+    deniedRatio: over((r) => r.denied.rps / r.plain.rps),
+    /** The gate's CPU per request in the app: gated − plain, per round. */
+    cpuAddedUs: over((r) => r.gated.cpuUsPerRequest - r.plain.cpuUsPerRequest),
+    noopCpuAddedUs: over((r) => r.noop.cpuUsPerRequest - r.plain.cpuUsPerRequest),
+    deniedCpuAddedUs: over((r) => r.denied.cpuUsPerRequest - r.plain.cpuUsPerRequest),
+    /** Resolve calls per app process (one link, reused for every denied request after the first). */
+    resolves: runs.map((run) => run.service.resolve),
+    statuses: runs.map((run) => run.service.status),
+  };
+}
+
+/** Everything the report shows, computed once. @param {Awaited<ReturnType<typeof runGate>>} data */
+export function summarizeGate(data) {
+  const goals = [];
+  const f = data.failures;
+  const throughput = {};
+  for (const framework of FRAMEWORKS) {
+    const runs = data.throughput.filter((t) => t.framework === framework);
+    if (runs.length === 0) continue;
+    const s = summarizeFramework(runs);
+    throughput[framework] = s;
+    goals.push({
+      ok: s.ratio.median >= GATE_GOALS.rpsRatio,
+      text:
+        `${FRAMEWORK_LABEL[framework]}: the gated route ${fmtInt(s.per.gated.rps.median)} req/s vs ` +
+        `${fmtInt(s.per.plain.rps.median)} without the gate: ${fmtRatio(s.ratio)} (goal ≥ ${GATE_GOALS.rpsRatio}×); ` +
+        `the app's CPU ${fmtNum(s.cpuAddedUs.median, 1)} µs more per request`,
+    });
+  }
+  if (data.throughput.length === 0 && f.throughput) {
+    goals.push({ ok: false, text: `throughput failed: ${firstLine(f.throughput)}` });
+  }
+  let percall = null;
+  if (data.percall.length) {
+    percall = Object.fromEntries(
+      Object.keys(CALLS).map((k) => [
+        k,
+        {
+          mean: stats(data.percall.map((r) => r.calls[k].mean)),
+          p50: stats(data.percall.map((r) => r.calls[k].p50)),
+          p99: stats(data.percall.map((r) => r.calls[k].p99)),
+          p999: stats(data.percall.map((r) => r.calls[k].p999)),
+          max: stats(data.percall.map((r) => r.calls[k].max)),
+        },
+      ]),
+    );
+    const worst = Math.max(percall.allowed.p99.max, percall.allowedNode.p99.max);
+    goals.push({
+      ok: worst / 1000 <= GATE_GOALS.checkP99Us,
+      text:
+        `\`gate.check\` from the cache, allowed: p99 ${fmtNs(percall.allowed.p99.median)} (Fetch request), ` +
+        `${fmtNs(percall.allowedNode.p99.median)} (Node request), worst child ${fmtNs(worst)}; p50 ` +
+        `${fmtNs(percall.allowed.p50.median)} (goal p99 ≤ ${GATE_GOALS.checkP99Us} µs)`,
+    });
+  } else if (f.percall) {
+    goals.push({ ok: false, text: `per-call timing failed: ${firstLine(f.percall)}` });
+  }
+  const resolves = [
+    ...Object.values(throughput).flatMap((s) => s.resolves),
+    ...data.percall.map((r) => r.service.resolve),
+  ];
+  const denied = Object.values(throughput).reduce((n, s) => n + s.per.denied.requests, 0);
+  if (resolves.length) {
+    goals.push({
+      ok: resolves.every((r) => r === 1),
+      text:
+        `a denied request with the link reused: ${fmtInt(denied)} denied navigations over HTTP (and every timed ` +
+        `denied \`gate.check\`) sent ${resolves.every((r) => r === 1) ? 'one resolve request per process, the first' : `resolve requests per process: ${resolves.join(', ')}`} ` +
+        `(goal: one per account and target while the link lives)`,
+    });
+  }
+  return { goals, throughput, percall, denied };
+}
+
+const us = (x, d = 1) => (Number.isFinite(x) ? `${fmtNum(x, d)} µs` : '–');
+const signedUs = (x) => (Number.isFinite(x) ? `${x >= 0 ? '+' : '−'}${fmtNum(Math.abs(x), 1)} µs` : '–');
+const med = (s, f = (x) => x) => f(s.median);
+
+/**
+ * The "Gate" section, markers included.
+ * @param {Awaited<ReturnType<typeof runGate>>} data
+ * @param {ReturnType<typeof summarizeGate>} summary
+ * @param {object} meta  date, command, durationMs, warmupMs, totalSeconds, machine, node, versions, distChanged
+ */
+export function renderGateMarkdown(data, summary, meta) {
+  const out = sectionHead({
+    name: 'gate',
+    title: 'Gate',
+    about:
+      '`createGate` from the built package in real framework apps, against the same route without it, in one ' +
+      "run; the billing service is the SDK's embedded mock (`billing-sdk/testing`) in the app's process, idle " +
+      'while measured: every measured request is answered from the access cache (checked by its request counts).',
+    goals: summary.goals,
+    meta,
+  });
+
+  const names = Object.keys(summary.throughput);
+  if (names.length) {
+    out.push('### The same route with and without the gate', '');
+    const rows = [];
+    for (const framework of names) {
+      const s = summary.throughput[framework];
+      const row = (label, k, ratio, cpuAdded) => [
+        FRAMEWORK_LABEL[framework],
+        label,
+        fmtInt(s.per[k].rps.median),
+        ratio,
+        med(s.per[k].cpuUs, us),
+        cpuAdded,
+        fmtNs(s.per[k].p50.median),
+        fmtNs(s.per[k].p99.median),
+      ];
+      rows.push(row('without the gate', 'plain', '1', ''));
+      rows.push(
+        row(
+          'behind a no-op async middleware',
+          'noop',
+          fmtRatio(s.noopRatio),
+          signedUs(s.noopCpuAddedUs.median),
+        ),
+      );
+      rows.push(row('gated, allowed (cache)', 'gated', fmtRatio(s.ratio), `+${med(s.cpuAddedUs, us)}`));
+      rows.push(
+        row(
+          'gated, denied navigation (303)',
+          'denied',
+          fmtRatio(s.deniedRatio),
+          `+${med(s.deniedCpuAddedUs, us)}`,
+        ),
+      );
+    }
+    out.push(
+      mdTable(
+        [
+          'framework',
+          'route',
+          'req/s (median)',
+          '÷ without (median of rounds, min–max)',
+          "app's CPU per request",
+          'added (median of rounds)',
+          'latency p50',
+          'p99',
+        ],
+        rows,
+      ),
+      '',
+    );
+    const any = summary.throughput[names[0]];
+    out.push(
+      `Per framework, ${any.processes} fresh app processes (\`bench/gate-app.mjs\`), one after the other, the ` +
+        'frameworks alternating; each serves `GET /plain` (the handler alone: `res.json(…)` / `c.json(…)` of a small ' +
+        'object), `GET /noop` (the same handler behind a middleware that only waits one microtask: what any async ' +
+        'middleware costs there) and `GET /gated` (the same handler behind `gate.express(need)` / `gate.hono(need)`, need ' +
+        "`{ subscription: 'pro-plan', tier: 'pro' }`). A fresh load process per app (`bench/gate-load.mjs`, undici's " +
+        `\`Pool\`: ${CONCURRENCY} requests in flight, each on its own keep-alive connection) checks the answers (200 ` +
+        "with the same body on both routes for `acct_active`; for `acct_past_due`, 303 to the mock's hosted tier page " +
+        'for a navigation and 402 `application/problem+json` whose `upgrade_url` is that same link for an API client), ' +
+        `warms up for ${fmtNum(meta.warmupMs / 1000, 1)} s, then runs ${PAIRS} rounds of one ${fmtNum(meta.durationMs / 1000, 1)} s ` +
+        'window per kind (without the gate; the no-op middleware; gated, allowed; gated, denied: a navigation of ' +
+        '`acct_past_due`), the ' +
+        'order rotated each round. A ratio is taken within a round (its two windows are neighbours in time); the ' +
+        `table shows the median over all ${any.windows} rounds, and its min–max. The app's CPU per request is its ` +
+        "`process.cpuUsage()` over the window (read from a control route before and after) ÷ the window's requests; " +
+        'the latency is per request, at the load process, over every request of the windows (median of rounds). ' +
+        'The load process shares the 2 cores with the app, so req/s is what this machine serves with its client ' +
+        'beside it, and the ratio compares like with like.',
+      '',
+      `The service while measured: each app process asked the mock for the status of each account once and ` +
+        `resolved the paywall link once (${names.map((n) => `${FRAMEWORK_LABEL[n]}: resolves per process ${summary.throughput[n].resolves.join(', ')}, status requests ${summary.throughput[n].statuses.join(', ')}`).join('; ')}), ` +
+        `then ${fmtInt(summary.denied)} denied navigations were answered from memory with the link reused ` +
+        '(the load process fails the run when a count moved while measuring). Answers and links are kept an hour ' +
+        '(`ttlMs`, `denyTtlMs`, `staleMs`, `paywall.linkTtlMs`), longer than the run.',
+      '',
+    );
+  }
+
+  if (summary.percall) {
+    const p = summary.percall;
+    out.push('### `gate.check` per call', '');
+    out.push(
+      mdTable(
+        ['call', 'mean', 'p50', 'p99 (median of children)', 'p99 worst child', 'p99.9', 'max'],
+        Object.entries(CALLS).map(([k, label]) => [
+          label,
+          fmtNs(p[k].mean.median),
+          fmtNs(p[k].p50.median),
+          fmtNs(p[k].p99.median),
+          fmtNs(p[k].p99.max),
+          fmtNs(p[k].p999.median),
+          fmtNs(p[k].max.max),
+        ]),
+      ),
+      '',
+      `${data.percall.length} fresh children (\`bench/gate-child.mjs\`), each with the embedded mock, one access cache ` +
+        "and two gates on it (one reading a Fetch `Request`'s headers, one a Node-style `{ method, headers }` as " +
+        'Express hands it over; the same `account` and `paywall.email` from the `x-account` and `x-email` headers). ' +
+        "Every call is checked once before and once after timing (allowed with `source: 'cache'`; denied " +
+        "`'inactive'` with 402, or 303 to the mock's hosted page), and the mock counted 2 status requests and 1 resolve " +
+        `in each child, all before timing. After ${PERCALL.warmupMs / 1000} s of untimed warm-up, ${PERCALL.blocks} ` +
+        `blocks of ${fmtInt(PERCALL.calls)} awaited calls of each kind, the order rotated each block, every call timed ` +
+        "on its own: `t0 = process.hrtime.bigint(); await call(); t = process.hrtime.bigint() − t0` (the timer's own " +
+        'cost included). The request objects are made once; a denied call builds its `Response` (the problem body, or ' +
+        "the redirect) each time, as it must. The goal's p99 is judged on the worst child of both allowed calls.",
+      '',
+    );
+  }
+  out.push(
+    '### Frameworks',
+    '',
+    Object.entries(data.versions)
+      .map(([pkg, v]) => `${pkg} ${v}`)
+      .join('; ') + '.',
+    '',
+  );
+  out.push(...sectionFoot('gate', meta, ['billing-sdk']));
+  return `${out.join('\n')}\n`;
+}
+
+/** A terminal summary. */
+export function renderGateCompact(summary) {
+  const out = ['', 'Gate:'];
+  for (const [framework, s] of Object.entries(summary.throughput)) {
+    out.push(
+      `  ${framework}: plain ${fmtInt(s.per.plain.rps.median)}, gated ${fmtInt(s.per.gated.rps.median)}, denied ` +
+        `${fmtInt(s.per.denied.rps.median)} req/s; CPU +${fmtNum(s.cpuAddedUs.median, 1)} µs/request gated`,
+    );
+  }
+  out.push(...compactGoals(summary.goals));
+  return `${out.join('\n')}\n`;
+}
