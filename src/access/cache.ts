@@ -286,13 +286,16 @@ class Cache implements AccessCache {
     question: (params: P) => Question,
   ): Promise<Entry & { source: AnswerSource }> {
     const checked = check(operation, params, endpoint.rules, endpoint.cross) as P;
-    const { signal } = check(
-      operation,
-      options,
-      { signal: [abortSignal] },
-      undefined,
-      'options.',
-    ) as AccessLookupOptions;
+    const { signal } =
+      options === undefined
+        ? { signal: undefined }
+        : (check(
+            operation,
+            options,
+            { signal: [abortSignal] },
+            undefined,
+            'options.',
+          ) as AccessLookupOptions);
     if (this.#closed) throw closedError(operation);
     const aborted = () => new APIUserAbortError(contextOf(operation), { cause: signal?.reason });
     // Before anything is sent, as the client does.
@@ -303,6 +306,14 @@ class Cache implements AccessCache {
     if (signal?.aborted) throw aborted();
     const q = question(checked);
     const key = `${this.#generations.of(q.account)} ${q.key}`;
+    // A fresh answer is read as it is: lru-cache's fetch would cost a promise and a status per hit.
+    // Never deleted here when stale (the refresh below still serves it within staleMs).
+    const fresh = lru.get(key, { noDeleteOnStaleGet: true });
+    if (fresh !== undefined) {
+      this.#counts.hits++;
+      tell('hit', q.operation);
+      return { ...fresh, source: 'cache' };
+    }
     const held = lru.peek(key, { allowStale: true });
     // Past staleMs an answer is never served, not even while its refresh runs.
     const allowStale = held !== undefined && this.#clock.now() - held.at < this.#o.staleMs;

@@ -61,7 +61,10 @@ export async function decide<Req extends GateRequest>(
   request: Req,
   needs: CheckedNeeds<Req>,
 ): Promise<GateDecision> {
-  const account = await gate.options.account(request);
+  const given = gate.options.account(request);
+  // Most apps read the session synchronously: no microtask for them.
+  const account =
+    typeof (given as PromiseLike<unknown> | undefined)?.then === 'function' ? await given : given;
   if (account === undefined || account === null || account === '') {
     return deny(gate, request, undefined, { reason: 'unauthenticated' }, needs);
   }
@@ -70,19 +73,16 @@ export async function decide<Req extends GateRequest>(
       { field: 'account', message: 'must answer a string or undefined' },
     ]);
   }
-  const looked = await Promise.all([
-    ...needs.subscriptions.map((need) =>
-      ask(
-        gate,
-        'isActive',
-        { account_ref_id: account, subscription: need.subscription, tier: need.tier },
-        need,
-      ),
-    ),
-    ...needs.entitlements.map((need) =>
-      ask(gate, 'hasEntitlement', { account_ref_id: account, ...need.entitlement }, need),
-    ),
-  ]);
+  const asked: Promise<Looked<Req>>[] = [];
+  for (const need of needs.subscriptions) {
+    const params = { account_ref_id: account, subscription: need.subscription, tier: need.tier };
+    asked.push(ask(gate, 'isActive', params, need));
+  }
+  for (const need of needs.entitlements) {
+    asked.push(ask(gate, 'hasEntitlement', { account_ref_id: account, ...need.entitlement }, need));
+  }
+  // One need (the common route) is awaited alone: Promise.all would cost promises of its own.
+  const looked = asked.length === 1 ? [await (asked[0] as Promise<Looked<Req>>)] : await Promise.all(asked);
   // A definite "no" wins over a part the service could not answer.
   const refused = looked.find((l) => l.kind === 'no');
   if (refused?.kind === 'no') return deny(gate, request, account, refused.refusal, needs);
@@ -103,7 +103,7 @@ export async function decide<Req extends GateRequest>(
     debit = outcome;
     source = worse(source, 'live');
   }
-  tell({ event: 'decision', allowed: true, source, needs: kindsOf(needs) });
+  tell(() => ({ event: 'decision', allowed: true, source, needs: kindsOf(needs) }));
   return { allowed: true, account_ref_id: account, source, ...(debit ? { debit } : {}) };
 }
 
@@ -178,7 +178,7 @@ async function deny<Req extends GateRequest>(
   needs: CheckedNeeds<Req>,
 ): Promise<GateDecision> {
   const { reason } = refusal;
-  tell({ event: 'decision', allowed: false, reason, needs: kindsOf(needs) });
+  tell(() => ({ event: 'decision', allowed: false, reason, needs: kindsOf(needs) }));
   const base = { allowed: false as const, reason, ...(account ? { account_ref_id: account } : {}) };
   if (reason === 'unauthenticated') {
     return {
@@ -252,6 +252,7 @@ function kindsOf<Req>(needs: CheckedNeeds<Req>): GateEvent['needs'] {
   return kinds;
 }
 
-function tell(event: GateEvent): void {
-  publish(accessChannel, () => event);
+/** Publishes a decision; `make` runs only when someone listens (an unobserved decision builds nothing). */
+function tell(make: () => GateEvent): void {
+  publish(accessChannel, make);
 }
