@@ -83,7 +83,8 @@ export interface AccessCache {
 export type AnswerSource = 'cache' | 'stale' | 'live';
 
 /**
- * `access.isActive` or `access.hasEntitlement`, and where the answer came from, for the gate. An
+ * `access.isActive` or `access.hasEntitlement`, and where the answer came from, for the gate, whose
+ * parameters are checked already (so not again per lookup). An
  * access cache of another making (a test double) answers as it does, its source taken as `'live'`.
  */
 export function answerWithSource(
@@ -212,7 +213,7 @@ class Cache implements AccessCache {
         'access.isActive',
         params as AccountStatusParams,
         undefined,
-        accountStatus,
+        undefined,
         statusQuestion,
       );
       return { value: answer.kind === 'status' && isActiveIn(answer.status), source };
@@ -221,7 +222,7 @@ class Cache implements AccessCache {
       'access.hasEntitlement',
       params as EntitlementCheckParams,
       undefined,
-      checkEntitlement,
+      undefined,
       entitlementQuestion,
     );
     return { value: answer.kind === 'entitlement' && answer.has_access, source };
@@ -282,10 +283,11 @@ class Cache implements AccessCache {
     operation: string,
     params: P,
     options: AccessLookupOptions | undefined,
-    endpoint: { rules: Parameters<typeof check>[2]; cross?: Parameters<typeof check>[3] },
+    endpoint: { rules: Parameters<typeof check>[2]; cross?: Parameters<typeof check>[3] } | undefined,
     question: (params: P) => Question,
   ): Promise<Entry & { source: AnswerSource }> {
-    const checked = check(operation, params, endpoint.rules, endpoint.cross) as P;
+    // The gate's parameters were checked when its middleware was made (the account, per request, by the gate).
+    const checked = endpoint ? (check(operation, params, endpoint.rules, endpoint.cross) as P) : params;
     const { signal } =
       options === undefined
         ? { signal: undefined }

@@ -1,6 +1,7 @@
 import { type AnswerSource, answerWithSource } from '../access/cache.js';
 import type { GateEvent } from '../core/diagnostics.js';
 import { APIConnectionError, APIError, InvalidRequestError, RateLimitError } from '../core/errors/index.js';
+import { segment } from '../internal/checks.js';
 import type { DebitApproved } from '../schemas/usage.js';
 import { channel, publish } from '../util/diagnostics.js';
 import { randomUUID } from '../util/uuid.js';
@@ -68,11 +69,14 @@ export async function decide<Req extends GateRequest>(
   if (account === undefined || account === null || account === '') {
     return deny(gate, request, undefined, { reason: 'unauthenticated' }, needs);
   }
+  // Checked here, once: the access cache then takes the gate's lookups as checked (the needs were, at start-up).
   if (typeof account !== 'string') {
     throw new InvalidRequestError('gate', [
       { field: 'account', message: 'must answer a string or undefined' },
     ]);
   }
+  const bad = segment(account);
+  if (typeof bad === 'string') throw new InvalidRequestError('gate', [{ field: 'account', message: bad }]);
   const asked: Promise<Looked<Req>>[] = [];
   for (const need of needs.subscriptions) {
     const params = { account_ref_id: account, subscription: need.subscription, tier: need.tier };

@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { createAccessCache, createGate, InvalidRequestError } from '../../src/index.js';
+import { caught, clientFor, useMockServer } from '../helpers.js';
+
+const mock = useMockServer();
+
+describe('createGate: the account the app names', () => {
+  it('a value that cannot be an account (a path move, a lone surrogate, not a string) fails the request, typed, before any lookup', async () => {
+    const billing = clientFor(mock.server);
+    const access = createAccessCache(billing);
+    try {
+      for (const account of ['..', 'a\uD800', 42, { id: 'acct_active' }]) {
+        const gate = createGate({ billing, access, account: () => account as string });
+        const error = await caught(() =>
+          gate.check(new Request('http://app.test/'), { subscription: 'pro-plan' }),
+        );
+        expect(error, String(account)).toBeInstanceOf(InvalidRequestError);
+        expect((error as InvalidRequestError).issues[0]?.field).toBe('account');
+      }
+      expect(mock.server.requests.count()).toBe(0);
+    } finally {
+      await access.close();
+    }
+  });
+});
