@@ -13,7 +13,7 @@
 import { Pool } from 'undici';
 import { ALLOWED, DENIED_API, DENIED_NAVIGATION, PAYWALL_PATH } from './gate-shared.mjs';
 import { distribution, ns } from './percall.mjs';
-import { RESULT_PREFIX } from './shared.mjs';
+import { reportAndExit } from './shared.mjs';
 
 const o = JSON.parse(process.argv[2] ?? '{}');
 const pool = new Pool(`http://127.0.0.1:${o.port}`, { connections: o.concurrency, pipelining: 1 });
@@ -135,13 +135,4 @@ async function main() {
   return { rounds, service: end };
 }
 
-main().then(
-  (result) => {
-    process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
-    process.exit(0);
-  },
-  (err) => {
-    process.stderr.write(`${err?.stack ?? err}\n`);
-    process.exit(1);
-  },
-);
+reportAndExit(main());

@@ -9,14 +9,13 @@
 //             gate, with it (an account answered from the cache), and denied (a navigation of an
 //             inactive account: 303 to the paywall, the link reused), in alternating windows
 // percall     `gate.check` from the cache in process, every call timed (gate-child.mjs), per fresh child
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmtNs } from './percall.mjs';
 import { fmtInt, fmtNum, fmtRatio, mdTable, median, stats } from './report.mjs';
 import { compactGoals, firstLine, sectionFoot, sectionHead } from './sections.mjs';
-import { modeRunner, resultOf, runNode } from './spawn.mjs';
+import { modeRunner, resultOf, runNode, startServing } from './spawn.mjs';
 
 const appPath = fileURLToPath(new URL('./gate-app.mjs', import.meta.url));
 const loadPath = fileURLToPath(new URL('./gate-load.mjs', import.meta.url));
@@ -51,43 +50,7 @@ const CALLS = {
  * @returns {Promise<{port: number, stop: () => Promise<void>}>}
  */
 function startApp(framework, cwd) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [appPath, JSON.stringify({ framework })], {
-      cwd,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (s) => {
-      stderr += s;
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${framework} app did not start within 15 s: ${stderr}`));
-    }, 15_000);
-    let buffered = '';
-    child.stdout.setEncoding('utf8').on('data', (s) => {
-      buffered += s;
-      const nl = buffered.indexOf('\n');
-      if (nl < 0) return;
-      clearTimeout(timer);
-      const { port } = JSON.parse(buffered.slice(0, nl));
-      const stop = () =>
-        new Promise((done) => {
-          const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
-          child.once('exit', () => {
-            clearTimeout(kill);
-            done();
-          });
-          child.stdin.end();
-        });
-      resolve({ port, stop });
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${framework} app exited with ${code} before printing its port: ${stderr.trim()}`));
-    });
-  });
+  return startServing(`${framework} app`, [appPath, JSON.stringify({ framework })], cwd);
 }
 
 /**

@@ -66,7 +66,7 @@
 // rest of the file as it is (bench/sections.mjs); the normal run rewrites the file and carries every mode
 // section over unchanged. A partial mode run (--skip, --only) rewrites its section with only what it
 // measured: give it --out for a scratch file. One mode at a time.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -85,7 +85,7 @@ import { GATE_PARTS, renderGateCompact, renderGateMarkdown, runGate, summarizeGa
 import { measureMemory } from './memory.mjs';
 import { BASELINE, renderCompact, renderMarkdown, summarize } from './report.mjs';
 import { extractSections, spliceSection } from './sections.mjs';
-import { resultOf, runNode } from './spawn.mjs';
+import { resultOf, runNode, startServing } from './spawn.mjs';
 import {
   renderTrackerCompact,
   renderTrackerMarkdown,
@@ -278,40 +278,8 @@ function distFingerprint() {
  * @returns {Promise<{port: number, pageBytes: number, stop: () => Promise<void>}>}
  */
 function startServer(options) {
-  return new Promise((resolvePromise, reject) => {
-    const args = [join(benchDir, 'server.mjs'), ...(options ? [JSON.stringify(options)] : [])];
-    const child = spawn(process.execPath, args, {
-      cwd: benchDir,
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error('server did not start within 15 s'));
-    }, 15_000);
-    let buffered = '';
-    child.stdout.setEncoding('utf8').on('data', (s) => {
-      buffered += s;
-      const nl = buffered.indexOf('\n');
-      if (nl < 0) return;
-      clearTimeout(timer);
-      const { port, pageBytes } = JSON.parse(buffered.slice(0, nl));
-      const stop = () =>
-        new Promise((done) => {
-          const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
-          child.once('exit', () => {
-            clearTimeout(kill);
-            done();
-          });
-          child.stdin.end();
-        });
-      resolvePromise({ port, pageBytes, stop });
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code} before printing its port`));
-    });
-  });
+  const args = [join(benchDir, 'server.mjs'), ...(options ? [JSON.stringify(options)] : [])];
+  return startServing('server', args, benchDir);
 }
 
 /** One sample in a fresh child. */

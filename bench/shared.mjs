@@ -62,18 +62,26 @@ export const RESULT_PREFIX = 'BENCH_RESULT ';
  */
 export function childMain(kinds) {
   const o = JSON.parse(process.argv[2] ?? '{}');
-  Promise.resolve()
-    .then(() => kinds[o.kind](o, targetFor(o.port)))
-    .then(
-      (result) => {
-        process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
-        process.exit(0);
-      },
-      (err) => {
-        process.stderr.write(`${err?.stack ?? err}\n`);
-        process.exit(1);
-      },
-    );
+  reportAndExit(Promise.resolve().then(() => kinds[o.kind](o, targetFor(o.port))));
+}
+
+/**
+ * Ends a child with what `work` gives: its result on one `BENCH_RESULT` line and exit 0 (at once:
+ * keep-alive sockets and client timers would otherwise hold the process open), or the error on
+ * stderr and exit code 1.
+ * @param {Promise<unknown>} work
+ */
+export function reportAndExit(work) {
+  work.then(
+    (result) => {
+      process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
+      process.exit(0);
+    },
+    (err) => {
+      process.stderr.write(`${err?.stack ?? err}\n`);
+      process.exit(1);
+    },
+  );
 }
 
 /** A control request to the bench server (no key, no latency): its JSON answer. @param {string} origin */

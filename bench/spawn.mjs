@@ -89,3 +89,48 @@ export function modeRunner(o) {
     },
   };
 }
+
+/**
+ * `node script ...args` in `cwd`, a server that prints one JSON line when it listens (its port, and
+ * what else it reports) and stops when its stdin closes, so it cannot outlive this process.
+ * Resolves with that line's fields and `stop()`; rejects when it exits first or is silent 15 s.
+ * @param {string} what  for the messages
+ * @param {string[]} args  the script and its arguments
+ * @param {string} cwd
+ * @returns {Promise<Record<string, any> & {stop: () => Promise<void>}>}
+ */
+export function startServing(what, args, cwd) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (s) => {
+      stderr += s;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${what} did not start within 15 s: ${stderr}`));
+    }, 15_000);
+    let buffered = '';
+    child.stdout.setEncoding('utf8').on('data', (s) => {
+      buffered += s;
+      const nl = buffered.indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      const stop = () =>
+        new Promise((done) => {
+          const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
+          child.once('exit', () => {
+            clearTimeout(kill);
+            done();
+          });
+          child.stdin.end();
+        });
+      resolve({ ...JSON.parse(buffered.slice(0, nl)), stop });
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code} before printing its port: ${stderr.trim()}`));
+    });
+  });
+}
