@@ -13,20 +13,13 @@
 //                       request counts, answered by the same framework
 //
 // Who asks comes from the `x-account` header and the e-mail from `x-email`, as a session would give them.
-import { BillingClient, createAccessCache, createGate } from 'billing-sdk';
-import { startMockServer } from 'billing-sdk/testing';
-import { GATE_NEED, GATE_TTL_MS } from './gate-shared.mjs';
+import { createGate } from 'billing-sdk';
+import { GATE_NEED, GATE_TTL_MS, mockedAccess } from './gate-shared.mjs';
 
 const { framework } = JSON.parse(process.argv[2] ?? '{}');
 
-const mock = await startMockServer();
-const billing = new BillingClient({ baseUrl: mock.baseUrl, apiKey: mock.apiKey, logLevel: 'off' });
 // Answers and links kept longer than the run: every measured request is answered from memory.
-const access = createAccessCache(billing, {
-  ttlMs: GATE_TTL_MS,
-  denyTtlMs: GATE_TTL_MS,
-  staleMs: GATE_TTL_MS,
-});
+const { mock, billing, access } = await mockedAccess();
 
 /** What the control route answers. */
 function stats() {

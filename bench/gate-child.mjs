@@ -11,14 +11,14 @@
 //   deniedNav   the same account navigating: 303 to the paywall, link reused
 // The embedded mock counts the status and resolve requests: one status per account and one resolve
 // in the whole child (checked), so every timed call was answered from memory.
-import { BillingClient, createAccessCache, createGate } from 'billing-sdk';
-import { startMockServer } from 'billing-sdk/testing';
+import { createGate } from 'billing-sdk';
 import {
   ALLOWED,
   DENIED_API,
   DENIED_NAVIGATION,
   GATE_NEED,
   GATE_TTL_MS,
+  mockedAccess,
   PAYWALL_PATH,
 } from './gate-shared.mjs';
 import { distribution, timedCalls } from './percall.mjs';
@@ -37,13 +37,7 @@ const EXPECT = {
 };
 
 async function percall(o) {
-  const mock = await startMockServer();
-  const billing = new BillingClient({ baseUrl: mock.baseUrl, apiKey: mock.apiKey, logLevel: 'off' });
-  const access = createAccessCache(billing, {
-    ttlMs: GATE_TTL_MS,
-    denyTtlMs: GATE_TTL_MS,
-    staleMs: GATE_TTL_MS,
-  });
+  const { mock, billing, access } = await mockedAccess();
   const paywall = (email) => ({ signingKey: mock.signingKey, email, linkTtlMs: GATE_TTL_MS });
   const fetchGate = createGate({
     billing,
