@@ -1,4 +1,4 @@
-import { checkOptions, func, integer, oneOf, type Rule, required, text } from '../internal/checks.js';
+import { check, checkOptions, func, integer, oneOf, type Rule, required, text } from '../internal/checks.js';
 import { safely } from '../util/safely.js';
 import { type Decider, decide } from './decide.js';
 import { PaywallLinks } from './links.js';
@@ -70,7 +70,7 @@ const paywallRules = {
  */
 export function createGate<Req extends GateRequest = Request>(options: GateOptions<Req>): Gate<Req> {
   const given = checkOptions(OPERATION, options, rules) as unknown as GateOptions<Req>;
-  if (given.paywall) checkOptions(`${OPERATION}: paywall`, given.paywall, paywallRules);
+  if (given.paywall) check(OPERATION, given.paywall, paywallRules, undefined, 'options.paywall.');
   const { paywall } = given;
   const decider: Decider<Req> = {
     options: given,

@@ -23,3 +23,23 @@ describe('createGate: the account the app names', () => {
     }
   });
 });
+
+describe('createGate: options', () => {
+  it('names a bad paywall field under options.paywall, before anything is sent', async () => {
+    const billing = clientFor(mock.server);
+    const access = createAccessCache(billing);
+    try {
+      const error = await caught(() =>
+        createGate({ billing, access, account: () => undefined, paywall: { signingKey: '', linkTtlMs: 0 } }),
+      );
+      expect(error).toBeInstanceOf(InvalidRequestError);
+      expect((error as InvalidRequestError).issues.map((i) => i.field)).toEqual([
+        'options.paywall.signingKey',
+        'options.paywall.linkTtlMs',
+      ]);
+      expect(mock.server.requests.count()).toBe(0);
+    } finally {
+      await access.close();
+    }
+  });
+});
