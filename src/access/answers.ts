@@ -44,13 +44,33 @@ export function isActiveIn(status: AccountStatus): boolean {
   return subscriptionsOf(status).some((s) => s.is_active);
 }
 
+/** The yes/no of `isActive` or `hasEntitlement` in an answer; the documented not-found is a "no". */
+export function yesOf(answer: Answer): boolean {
+  return answer.kind === 'status'
+    ? isActiveIn(answer.status)
+    : answer.kind === 'entitlement' && answer.has_access;
+}
+
+/** Where `isActive` and `status` answers are kept, within the account's generation. */
+export function statusKey({ account_ref_id, subscription, tier }: AccountStatusParams): string {
+  return JSON.stringify(['status', account_ref_id, subscription ?? null, tier ?? null]);
+}
+
+/** Where `hasEntitlement` answers are kept, within the account's generation. */
+export function entitlementKey({
+  account_ref_id,
+  product_code,
+  entitlement_code,
+}: EntitlementCheckParams): string {
+  return JSON.stringify(['entitlement', account_ref_id, product_code, entitlement_code]);
+}
+
 /** The question behind `isActive` and `status` (parameters already checked). */
 export function statusQuestion(params: AccountStatusParams): Question {
-  const { account_ref_id, subscription, tier } = params;
   return {
     operation: 'accounts.status',
-    account: account_ref_id,
-    key: JSON.stringify(['status', account_ref_id, subscription ?? null, tier ?? null]),
+    account: params.account_ref_id,
+    key: statusKey(params),
     ask: (billing, signal) =>
       billing.accounts.status(params, { signal }).then(
         (status): Answer => ({ kind: 'status', status }),
@@ -64,11 +84,10 @@ export function statusQuestion(params: AccountStatusParams): Question {
 
 /** The question behind `hasEntitlement` (parameters already checked). */
 export function entitlementQuestion(params: EntitlementCheckParams): Question {
-  const { account_ref_id, product_code, entitlement_code } = params;
   return {
     operation: 'entitlements.check',
-    account: account_ref_id,
-    key: JSON.stringify(['entitlement', account_ref_id, product_code, entitlement_code]),
+    account: params.account_ref_id,
+    key: entitlementKey(params),
     ask: (billing, signal) =>
       billing.entitlements.check(params, { signal }).then(
         ({ has_access }): Answer => ({ kind: 'entitlement', has_access }),

@@ -12,15 +12,19 @@ import { channel, publish } from '../util/diagnostics.js';
 import { untilSignal } from '../util/signals.js';
 import {
   type Answer,
+  entitlementKey,
   entitlementQuestion,
   fromShared,
   isActiveIn,
   isDenial,
   type Question,
+  statusKey,
   statusQuestion,
   toShared,
+  yesOf,
 } from './answers.js';
 import { Generations } from './generations.js';
+import { answerLru } from './lru.js';
 import { type AccessCacheOptions, type ResolvedAccessOptions, resolveAccessOptions } from './options.js';
 
 /** Options of one lookup. */
@@ -89,8 +93,8 @@ export type AnswerSource = 'cache' | 'stale' | 'live';
  */
 export function answerWithSource(
   access: AccessCache,
-  kind: 'isActive' | 'hasEntitlement',
-  params: AccountStatusParams | EntitlementCheckParams,
+  kind: GateLookup,
+  params: GateLookupParams,
 ): Promise<{ value: boolean; source: AnswerSource }> {
   if (access instanceof Cache) return access.answer(kind, params);
   const asked =
@@ -99,6 +103,28 @@ export function answerWithSource(
       : access.hasEntitlement(params as EntitlementCheckParams);
   return asked.then((value) => ({ value, source: 'live' }));
 }
+
+/**
+ * `access.isActive` or `access.hasEntitlement` answered at once from memory (within its ttl), or
+ * `undefined` when it needs more (a request, a refresh, the store, a first load): the gate then
+ * decides without a promise on its commonest path. An access cache of another making is never
+ * answered here.
+ */
+export function freshAnswer(
+  access: AccessCache,
+  kind: GateLookup,
+  params: GateLookupParams,
+): boolean | undefined {
+  return access instanceof Cache ? access.fresh(kind, params) : undefined;
+}
+
+/** The two lookups the gate makes. */
+type GateLookup = 'isActive' | 'hasEntitlement';
+type GateLookupParams = AccountStatusParams | EntitlementCheckParams;
+const GATE_LOOKUPS = {
+  isActive: ['access.isActive', statusQuestion],
+  hasEntitlement: ['access.hasEntitlement', entitlementQuestion],
+} as const satisfies Record<GateLookup, [string, (params: never) => Question]>;
 
 /** An answer and when the service gave it (the cache's clock). */
 interface Entry {
@@ -205,27 +231,32 @@ class Cache implements AccessCache {
 
   /** `isActive` or `hasEntitlement` with where the answer came from (see {@link answerWithSource}). */
   async answer(
-    kind: 'isActive' | 'hasEntitlement',
-    params: AccountStatusParams | EntitlementCheckParams,
+    kind: GateLookup,
+    params: GateLookupParams,
   ): Promise<{ value: boolean; source: AnswerSource }> {
-    if (kind === 'isActive') {
-      const { answer, source } = await this.#lookup(
-        'access.isActive',
-        params as AccountStatusParams,
-        undefined,
-        undefined,
-        statusQuestion,
-      );
-      return { value: answer.kind === 'status' && isActiveIn(answer.status), source };
-    }
-    const { answer, source } = await this.#lookup(
-      'access.hasEntitlement',
-      params as EntitlementCheckParams,
-      undefined,
-      undefined,
-      entitlementQuestion,
-    );
-    return { value: answer.kind === 'entitlement' && answer.has_access, source };
+    const [operation, question] = GATE_LOOKUPS[kind];
+    const ask = question as (p: GateLookupParams) => Question;
+    const { answer, source } = await this.#lookup(operation, params, undefined, undefined, ask);
+    return { value: yesOf(answer), source };
+  }
+
+  /**
+   * The gate's synchronous path (see {@link freshAnswer}): the answer when memory holds it within its
+   * ttl, else `undefined`, and then nothing is counted (the lookup that follows counts itself).
+   */
+  fresh(kind: GateLookup, params: GateLookupParams): boolean | undefined {
+    if (this.#lru === undefined || this.#closed) return undefined;
+    const where =
+      kind === 'isActive'
+        ? statusKey(params as AccountStatusParams)
+        : entitlementKey(params as EntitlementCheckParams);
+    const entry = this.#lru.get(`${this.#generations.of(params.account_ref_id)} ${where}`, {
+      noDeleteOnStaleGet: true,
+    });
+    if (entry === undefined) return undefined;
+    this.#counts.hits++;
+    tell('hit', kind === 'isActive' ? 'accounts.status' : 'entitlements.check');
+    return yesOf(entry.answer);
   }
 
   async invalidate(account_ref_id: string): Promise<void> {
@@ -258,23 +289,10 @@ class Cache implements AccessCache {
   /** The LRU, made once; concurrent first lookups share one load. */
   #load(): Promise<LRUCache<string, Entry, Question>> {
     this.#loading ??= loadLruCache().then(({ LRUCache }) => {
-      const clock = this.#clock;
-      const o = this.#o;
-      const lru = new LRUCache<string, Entry, Question>({
-        max: o.maxEntries,
-        ttl: o.ttlMs,
-        // Read the clock on every check: lru-cache's default caches it for 1 ms behind a timer.
-        ttlResolution: 0,
-        perf: { now: () => clock.now() },
-        // A failed refresh keeps the old answer (served only while younger than staleMs); a failed
-        // first request leaves nothing: an error is never cached.
-        noDeleteOnFetchRejection: true,
-        // A request whose answer was evicted meanwhile still answers the lookups waiting on it.
-        ignoreFetchAbort: true,
-        fetchMethod: (_key, stale, { options: set, context }) => this.#refresh(context, stale, set),
-      });
-      this.#lru = lru;
-      return lru;
+      this.#lru = answerLru<Entry, Question>(LRUCache, this.#clock, this.#o, (stale, set, q) =>
+        this.#refresh(q, stale, set),
+      );
+      return this.#lru;
     });
     return this.#loading;
   }

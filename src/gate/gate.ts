@@ -3,7 +3,16 @@ import { safely } from '../util/safely.js';
 import { type Decider, decide } from './decide.js';
 import { PaywallLinks } from './links.js';
 import { type CheckedNeeds, checkNeeds, quantityOf } from './needs.js';
-import type { Gate, GateAllowed, GateNeeds, GateOptions, GateRequest, NodeResponseLike } from './types.js';
+import type {
+  Gate,
+  GateAllowed,
+  GateDecision,
+  GateNeeds,
+  GateOptions,
+  GateRequest,
+  HonoContextLike,
+  NodeResponseLike,
+} from './types.js';
 
 const OPERATION = 'createGate';
 const DEFAULT_LINK_TTL_MS = 60_000;
@@ -115,7 +124,8 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     protect(need, handler) {
       const needs = checked('protect', need);
       return async (request, ...rest) => {
-        const decision = await decide(decider, request, needs);
+        const made = decide(decider, request, needs);
+        const decision = isDecided(made) ? made : await made;
         if (!decision.allowed) return decision.response;
         decisions.set(request, decision);
         const response = await handler(request, ...rest);
@@ -126,34 +136,57 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
 
     hono(need) {
       const needs = checked('hono', need);
-      return async (c, next) => {
-        const decision = await decide(decider, c.req.raw as unknown as Req, needs);
-        if (!decision.allowed) return decision.response;
-        decisions.set(c.req.raw, decision);
+      const pass = (
+        c: HonoContextLike,
+        next: () => Promise<void>,
+        decision: GateDecision,
+      ): Promise<Response | undefined> => {
+        if (!decision.allowed) return Promise.resolve(decision.response);
+        const request = c.req.raw;
+        decisions.set(request, decision);
         c.set('billing', decision);
-        await next();
-        if (needs.usage.length && ok(c.res.status)) await track(needs, c.req.raw as unknown as Req, decision);
-        return undefined;
+        // Without usage, the middleware's promise is the route's: no async frame of its own. Hono's
+        // `next()` resolves undefined (typed void).
+        if (!needs.usage.length) return next() as Promise<undefined>;
+        return next().then(async () => {
+          if (ok(c.res.status)) await track(needs, request as unknown as Req, decision);
+          return undefined;
+        });
+      };
+      return (c, next) => {
+        const decision = decide(decider, c.req.raw as unknown as Req, needs);
+        return isDecided(decision) ? pass(c, next, decision) : decision.then((d) => pass(c, next, d));
       };
     },
 
     express(need) {
       const needs = checked('express', need);
+      const pass = (
+        req: Req,
+        res: NodeResponseLike,
+        next: (error?: unknown) => void,
+        decision: GateDecision,
+      ) => {
+        if (!decision.allowed) return void writeNode(res, decision.response).catch(next);
+        res.locals ??= {};
+        res.locals.billing = decision;
+        if (needs.usage.length) {
+          res.once('finish', () => {
+            if (ok(res.statusCode)) void track(needs, req, decision);
+          });
+        }
+        next();
+      };
       return (req, res, next) => {
-        decide(decider, req, needs)
-          .then((decision) => {
-            if (!decision.allowed) return writeNode(res, decision.response);
-            res.locals ??= {};
-            res.locals.billing = decision;
-            if (needs.usage.length) {
-              res.once('finish', () => {
-                if (ok(res.statusCode)) void track(needs, req, decision);
-              });
-            }
-            next();
-          })
-          // A throwing `account` (or a dead socket) goes where Express sends any middleware's error.
-          .catch(next);
+        // A throwing `account` (or a dead socket) goes where Express sends any middleware's error.
+        let decision: ReturnType<typeof decide>;
+        try {
+          decision = decide(decider, req, needs);
+        } catch (error) {
+          return next(error);
+        }
+        if (isDecided(decision)) return pass(req, res, next, decision);
+        decision.then((d) => pass(req, res, next, d), next);
       };
     },
 
@@ -177,6 +210,11 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
       };
     },
   } satisfies Gate<Req>;
+}
+
+/** A decision made without a promise (see decide). */
+function isDecided(decision: GateDecision | Promise<GateDecision>): decision is GateDecision {
+  return typeof (decision as Promise<GateDecision>).then !== 'function';
 }
 
 /** Writes a gate's Fetch answer to Node's response (Express, Connect, node:http). */

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { createAccessCache, createGate, type GateDecision, InvalidRequestError } from '../../src/index.js';
+import { caught, clientFor, useMockServer } from '../helpers.js';
+import { A, EXPORT, PAST_DUE, PRO, SSO } from './helpers.js';
+
+const mock = useMockServer();
+const STATUS = { method: 'GET', path: '/api/account/' } as const;
+
+/** A request of `account`, as an API client asks. */
+const asking = (account: string) =>
+  new Request('http://app.test/reports', { headers: { 'x-account': account, accept: 'application/json' } });
+
+/** What a decision says, without its Response (built anew each time). */
+const gist = (d: GateDecision) =>
+  d.allowed ? d : { allowed: d.allowed, reason: d.reason, status: d.status, account: d.account_ref_id };
+
+// The gate decides without a promise when every answer is fresh in memory (decide.ts): these tests
+// hold that path to the same decisions and the same counts as the path through the access cache.
+describe('createGate: answers fresh in memory', () => {
+  it('count one hit per lookup, allowed or denied, and ask the service nothing more', async () => {
+    const billing = clientFor(mock.server);
+    const access = createAccessCache(billing, { ttlMs: 60_000, denyTtlMs: 60_000 });
+    const gate = createGate({ billing, access, account: (r) => r.headers.get('x-account') ?? undefined });
+    try {
+      // First lookups: from the service.
+      expect(await gate.check(asking(A), [PRO, EXPORT])).toMatchObject({ allowed: true, source: 'live' });
+      expect(await gate.check(asking(PAST_DUE), PRO)).toMatchObject({ allowed: false, reason: 'inactive' });
+      const asked = mock.server.requests.count();
+      const before = access.stats();
+
+      expect(await gate.check(asking(A), [PRO, EXPORT])).toEqual({
+        allowed: true,
+        account_ref_id: A,
+        source: 'cache',
+      });
+      expect(access.stats().hits - before.hits).toBe(2);
+      const denied = await gate.check(asking(PAST_DUE), PRO);
+      expect(gist(denied)).toEqual({ allowed: false, reason: 'inactive', status: 402, account: PAST_DUE });
+      expect(access.stats().hits - before.hits).toBe(3);
+      expect(access.stats().misses).toBe(before.misses);
+      expect(mock.server.requests.count()).toBe(asked);
+    } finally {
+      await access.close();
+    }
+  });
+
+  it('a fresh "yes" beside a part memory lacks waits for that part: the decision is the whole', async () => {
+    const billing = clientFor(mock.server);
+    const access = createAccessCache(billing);
+    const gate = createGate({ billing, access, account: (r) => r.headers.get('x-account') ?? undefined });
+    try {
+      await gate.check(asking(A), PRO);
+      const statusAsked = mock.server.requests.count(STATUS);
+      // PRO is fresh, SSO never asked: one request, and its "no" decides.
+      const decision = await gate.check(asking(A), [PRO, SSO]);
+      expect(gist(decision)).toEqual({ allowed: false, reason: 'not_entitled', status: 402, account: A });
+      expect(mock.server.requests.count(STATUS)).toBe(statusAsked);
+      expect(mock.server.requests.count({ method: 'GET', path: '/api/entitlements/' })).toBe(1);
+    } finally {
+      await access.close();
+    }
+  });
+
+  it('decides the same for a synchronous and an asynchronous account, fresh or not', async () => {
+    const billing = clientFor(mock.server);
+    // One cache each: both gates meet every answer first from the service, then from memory.
+    const access = createAccessCache(billing);
+    const other = createAccessCache(billing);
+    const read = (r: Request) => r.headers.get('x-account') ?? undefined;
+    const sync = createGate({ billing, access, account: read });
+    const async = createGate({ billing, access: other, account: async (r) => read(r) });
+    try {
+      for (let round = 0; round < 2; round++) {
+        for (const account of [A, PAST_DUE, '']) {
+          for (const need of [PRO, EXPORT, [PRO, EXPORT]]) {
+            const a = gist(await sync.check(asking(account), need));
+            const b = gist(await async.check(asking(account), need));
+            expect(a, `${account} ${JSON.stringify(need)} round ${round}`).toEqual(b);
+          }
+        }
+      }
+    } finally {
+      await access.close();
+      await other.close();
+    }
+  });
+
+  it('a closed access cache is never read from memory: the gate fails typed', async () => {
+    const billing = clientFor(mock.server);
+    const access = createAccessCache(billing);
+    const gate = createGate({ billing, access, account: () => A });
+    await gate.check(asking(A), PRO);
+    await access.close();
+    const error = await caught(() => gate.check(asking(A), PRO));
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect(String(error)).toMatch(/closed/);
+  });
+});
