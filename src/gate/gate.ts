@@ -109,7 +109,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
       }),
     ).then(() => {});
   const ok = (status: number) => status >= 200 && status < 300;
-  /** The decisions of requests allowed through protect and hono, for `decisionOf`; gone with the request. */
+  /** The decisions of requests allowed through protect, for `decisionOf`; gone with the request. */
   const decisions = new WeakMap<object, GateAllowed>();
 
   return {
@@ -143,7 +143,6 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
       ): Promise<Response | undefined> => {
         if (!decision.allowed) return Promise.resolve(decision.response);
         const request = c.req.raw;
-        decisions.set(request, decision);
         c.set('billing', decision);
         // Without usage, the middleware's promise is the route's: no async frame of its own. Hono's
         // `next()` resolves undefined (typed void).

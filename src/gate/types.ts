@@ -251,8 +251,9 @@ export interface Gate<Req extends GateRequest = Request> {
   /** Express / Connect / node:http middleware: the decision at `res.locals.billing`. */
   express(need: GateNeeds<Req>): (req: Req, res: NodeResponseLike, next: (error?: unknown) => void) => void;
   /**
-   * The decision `protect` (or `hono`) made for `request`, for a Fetch handler that wants the
-   * account, the source or the debit; `undefined` for a request the gate did not allow.
+   * The decision `protect` made for `request`, for a Fetch handler that wants the account, the
+   * source or the debit; `undefined` for a request `protect` did not allow. (Hono's handlers read
+   * `c.get('billing')`, Express's `res.locals.billing`, Fastify's `request.billing`.)
    */
   decisionOf(request: Req): GateAllowed | undefined;
   /** A Fastify `preHandler`: the decision at `request.billing`. */

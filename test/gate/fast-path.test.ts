@@ -96,3 +96,27 @@ describe('createGate: answers fresh in memory', () => {
     expect(String(error)).toMatch(/closed/);
   });
 });
+
+describe('gate.decisionOf', () => {
+  it("gives protect's handler the decision of its own request, and nothing for any other", async () => {
+    const billing = clientFor(mock.server);
+    const access = createAccessCache(billing);
+    const gate = createGate({ billing, access, account: (r) => r.headers.get('x-account') ?? undefined });
+    const seen: unknown[] = [];
+    const route = gate.protect(PRO, (request: Request) => {
+      seen.push(gate.decisionOf(request));
+      return Response.json({ ok: true });
+    });
+    try {
+      for (let i = 0; i < 2; i++) expect((await route(asking(A))).status).toBe(200);
+      expect((await route(asking(PAST_DUE))).status).toBe(402);
+      expect(seen).toEqual([
+        { allowed: true, account_ref_id: A, source: 'live' },
+        { allowed: true, account_ref_id: A, source: 'cache' },
+      ]);
+      expect(gate.decisionOf(asking(A))).toBeUndefined();
+    } finally {
+      await access.close();
+    }
+  });
+});
