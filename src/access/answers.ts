@@ -51,18 +51,18 @@ export function yesOf(answer: Answer): boolean {
     : answer.kind === 'entitlement' && answer.has_access;
 }
 
-/** Where `isActive` and `status` answers are kept, within the account's generation. */
-export function statusKey({ account_ref_id, subscription, tier }: AccountStatusParams): string {
-  return JSON.stringify(['status', account_ref_id, subscription ?? null, tier ?? null]);
+/**
+ * The start of the key of an `isActive` or `status` answer: the key is this and the account. The
+ * account comes last and the rest is JSON, which delimits itself, so no two questions share a key;
+ * a gate computes this once per need, not per request.
+ */
+export function statusKeyPart(subscription?: string, tier?: string): string {
+  return `status ${JSON.stringify(subscription ?? null)} ${JSON.stringify(tier ?? null)} `;
 }
 
-/** Where `hasEntitlement` answers are kept, within the account's generation. */
-export function entitlementKey({
-  account_ref_id,
-  product_code,
-  entitlement_code,
-}: EntitlementCheckParams): string {
-  return JSON.stringify(['entitlement', account_ref_id, product_code, entitlement_code]);
+/** The start of the key of a `hasEntitlement` answer (see {@link statusKeyPart}). */
+export function entitlementKeyPart(product_code: string, entitlement_code: string): string {
+  return `entitlement ${JSON.stringify(product_code)} ${JSON.stringify(entitlement_code)} `;
 }
 
 /** The question behind `isActive` and `status` (parameters already checked). */
@@ -70,7 +70,7 @@ export function statusQuestion(params: AccountStatusParams): Question {
   return {
     operation: 'accounts.status',
     account: params.account_ref_id,
-    key: statusKey(params),
+    key: statusKeyPart(params.subscription, params.tier) + params.account_ref_id,
     ask: (billing, signal) =>
       billing.accounts.status(params, { signal }).then(
         (status): Answer => ({ kind: 'status', status }),
@@ -87,7 +87,7 @@ export function entitlementQuestion(params: EntitlementCheckParams): Question {
   return {
     operation: 'entitlements.check',
     account: params.account_ref_id,
-    key: entitlementKey(params),
+    key: entitlementKeyPart(params.product_code, params.entitlement_code) + params.account_ref_id,
     ask: (billing, signal) =>
       billing.entitlements.check(params, { signal }).then(
         ({ has_access }): Answer => ({ kind: 'entitlement', has_access }),

@@ -12,13 +12,11 @@ import { channel, publish } from '../util/diagnostics.js';
 import { untilSignal } from '../util/signals.js';
 import {
   type Answer,
-  entitlementKey,
   entitlementQuestion,
   fromShared,
   isActiveIn,
   isDenial,
   type Question,
-  statusKey,
   statusQuestion,
   toShared,
   yesOf,
@@ -109,13 +107,16 @@ export function answerWithSource(
  * `undefined` when it needs more (a request, a refresh, the store, a first load): the gate then
  * decides without a promise on its commonest path. An access cache of another making is never
  * answered here.
+ *
+ * @param key - The answer's key: `statusKeyPart(…)` or `entitlementKeyPart(…)`, then the account.
  */
 export function freshAnswer(
   access: AccessCache,
   kind: GateLookup,
-  params: GateLookupParams,
+  account: string,
+  key: string,
 ): boolean | undefined {
-  return access instanceof Cache ? access.fresh(kind, params) : undefined;
+  return access instanceof Cache ? access.fresh(kind, account, key) : undefined;
 }
 
 /** The two lookups the gate makes. */
@@ -244,15 +245,9 @@ class Cache implements AccessCache {
    * The gate's synchronous path (see {@link freshAnswer}): the answer when memory holds it within its
    * ttl, else `undefined`, and then nothing is counted (the lookup that follows counts itself).
    */
-  fresh(kind: GateLookup, params: GateLookupParams): boolean | undefined {
+  fresh(kind: GateLookup, account: string, key: string): boolean | undefined {
     if (this.#lru === undefined || this.#closed) return undefined;
-    const where =
-      kind === 'isActive'
-        ? statusKey(params as AccountStatusParams)
-        : entitlementKey(params as EntitlementCheckParams);
-    const entry = this.#lru.get(`${this.#generations.of(params.account_ref_id)} ${where}`, {
-      noDeleteOnStaleGet: true,
-    });
+    const entry = this.#lru.get(`${this.#generations.of(account)} ${key}`, { noDeleteOnStaleGet: true });
     if (entry === undefined) return undefined;
     this.#counts.hits++;
     tell('hit', kind === 'isActive' ? 'accounts.status' : 'entitlements.check');

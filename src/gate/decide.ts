@@ -7,7 +7,7 @@ import { channel, publish } from '../util/diagnostics.js';
 import { randomUUID } from '../util/uuid.js';
 import { problem, redirect } from './answer.js';
 import type { PaywallLinks } from './links.js';
-import { type CheckedNeeds, quantityOf } from './needs.js';
+import { type CheckedNeeds, type NeedLookup, quantityOf } from './needs.js';
 import { headerOf, isNavigation } from './request.js';
 import type {
   GateAllowed,
@@ -97,24 +97,23 @@ function decideFor<Req extends GateRequest>(
   const bad = segment(account);
   if (typeof bad === 'string') throw new InvalidRequestError('gate', [{ field: 'account', message: bad }]);
   const { access } = gate.options;
-  const looked: (Looked<Req> | Promise<Looked<Req>>)[] = [];
-  let allNow = true;
-  const lookUp = (kind: GateLookup, params: GateLookupParams, need: GateNeed<Req>) => {
-    const now = freshAnswer(access, kind, params);
-    if (now === undefined) allNow = false;
-    looked.push(now === undefined ? ask(gate, kind, params, need) : fromCache(now, kind, need));
-  };
-  for (const need of needs.subscriptions) {
-    lookUp('isActive', { account_ref_id: account, subscription: need.subscription, tier: need.tier }, need);
+  const { lookups } = needs;
+  // Built only once a part is not a "yes" from memory: the commonest request allocates nothing here.
+  let looked: (Looked<Req> | Promise<Looked<Req>>)[] | undefined;
+  for (let i = 0; i < lookups.length; i++) {
+    const l = lookups[i] as NeedLookup<Req>;
+    const now = freshAnswer(access, l.kind, account, l.keyPart + account);
+    if (now === true && looked === undefined) continue;
+    looked ??= lookups.slice(0, i).map((): Looked<Req> => YES_FROM_MEMORY);
+    looked.push(
+      now === undefined ? ask(gate, l.kind, l.params(account), l.need) : fromCache(now, l.kind, l.need),
+    );
   }
-  for (const need of needs.entitlements) {
-    lookUp('hasEntitlement', { account_ref_id: account, ...need.entitlement }, need);
-  }
-  if (allNow && !needs.credits.length && looked.every((l) => (l as Looked<Req>).kind === 'yes')) {
-    return allowed(needs, account, 'cache');
-  }
-  return settle(gate, request, needs, account, looked);
+  if (looked === undefined && !needs.credits.length) return allowed(needs, account, 'cache');
+  return settle(gate, request, needs, account, looked ?? lookups.map((): Looked<Req> => YES_FROM_MEMORY));
 }
+
+const YES_FROM_MEMORY = Object.freeze({ kind: 'yes', source: 'cache' } as const);
 
 /** The rest of a decision that needs a request, a refresh or a "no" (whose link may be resolved). */
 async function settle<Req extends GateRequest>(

@@ -1,5 +1,8 @@
+import { entitlementKeyPart, statusKeyPart } from '../access/answers.js';
 import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors/index.js';
 import { check, integer, isPlainObject, type Rule, required, text } from '../internal/checks.js';
+import type { AccountStatusParams } from '../resources/accounts.js';
+import type { EntitlementCheckParams } from '../resources/entitlements.js';
 import type {
   CreditsNeed,
   EntitlementNeed,
@@ -10,10 +13,22 @@ import type {
   UsageNeed,
 } from './types.js';
 
+/** One access-cache lookup of a route: a subscription or an entitlement need. */
+export interface NeedLookup<Req> {
+  kind: 'isActive' | 'hasEntitlement';
+  /** The start of the answer's key in the access cache, made once (the account follows). */
+  keyPart: string;
+  need: GateNeed<Req>;
+  /** The lookup's parameters for one account. */
+  params(account: string): AccountStatusParams | EntitlementCheckParams;
+}
+
 /** A route's needs sorted by kind, checked once, when the middleware is made. */
 export interface CheckedNeeds<Req> {
   subscriptions: SubscriptionNeed[];
   entitlements: EntitlementNeed[];
+  /** The subscriptions' and entitlements' lookups, in that order. */
+  lookups: NeedLookup<Req>[];
   credits: CreditsNeed<Req>['credits'][];
   usage: UsageNeed<Req>['usage'][];
   /** The needs as given, for `paywall.target`. */
@@ -42,7 +57,14 @@ export function checkNeeds<Req>(
 ): CheckedNeeds<Req> {
   const list = (Array.isArray(needs) ? needs : [needs]) as GateNeed<Req>[];
   const many = Array.isArray(needs);
-  const out: CheckedNeeds<Req> = { subscriptions: [], entitlements: [], credits: [], usage: [], all: list };
+  const out: CheckedNeeds<Req> = {
+    subscriptions: [],
+    entitlements: [],
+    lookups: [],
+    credits: [],
+    usage: [],
+    all: list,
+  };
   const issues: InvalidRequestIssue[] = [];
   if (list.length === 0) issues.push({ field: 'need', message: 'must name at least one need' });
   list.forEach((need, i) => {
@@ -74,6 +96,24 @@ export function checkNeeds<Req>(
     }
   });
   if (issues.length) throw new InvalidRequestError(operation, issues);
+  for (const need of out.subscriptions) {
+    const { subscription, tier } = need;
+    out.lookups.push({
+      kind: 'isActive',
+      keyPart: statusKeyPart(subscription, tier),
+      need,
+      params: (account_ref_id) => ({ account_ref_id, subscription, tier }),
+    });
+  }
+  for (const need of out.entitlements) {
+    const { product_code, entitlement_code } = need.entitlement;
+    out.lookups.push({
+      kind: 'hasEntitlement',
+      keyPart: entitlementKeyPart(product_code, entitlement_code),
+      need,
+      params: (account_ref_id) => ({ account_ref_id, product_code, entitlement_code }),
+    });
+  }
   return out;
 }
 

@@ -455,9 +455,8 @@ function subscriptionOf(account: string): string {
 function answeringStore(): AccessStore & { reads: number } {
   const store = {
     reads: 0,
-    async read(key: string) {
+    async read(_key: string, account: string) {
       store.reads += 1;
-      const [, account] = JSON.parse(key) as [string, string];
       const status = {
         account_ref_id: account,
         is_active: true,
