@@ -72,6 +72,7 @@ export default defineConfig([
       'src/**/*.ts',
       '!src/testing/**',
       '!src/redis/**',
+      '!src/postgres/**',
       '!src/node/**',
       // Only server.ts imports these (and the browser build compiles browser.ts there instead).
       '!src/platform/browser.ts',
@@ -103,6 +104,15 @@ export default defineConfig([
   {
     ...shared,
     entry: { 'redis/index': 'src/redis/index.ts' },
+    format: ['esm', 'cjs'],
+    platform: 'neutral',
+    dts,
+  },
+  // `billing-sdk/postgres`: the transactional outbox spool. It imports no Postgres driver (the
+  // application passes its pool, client or postgres.js `sql` in), so it is neutral like the main entry.
+  {
+    ...shared,
+    entry: { 'postgres/index': 'src/postgres/index.ts' },
     format: ['esm', 'cjs'],
     platform: 'neutral',
     dts,

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { PG_BIN } from './test/postgres/cluster-server.mjs';
 
 /**
  * The multi-instance tests start Debian's redis-server. Without it they are left out with the
@@ -16,13 +17,31 @@ if (skipRedis) {
   );
 }
 
+/**
+ * The `billing-sdk/postgres` tests start a PostgreSQL cluster of their own with Debian's binaries
+ * (test/postgres/cluster-server.mjs, whose PG_BIN says where: `PG_BIN` from the env, else PostgreSQL
+ * 15's, else the newest installed); left out the same way without them, never under CI=true.
+ */
+const pgBin = PG_BIN;
+const POSTGRES_FILES = ['test/postgres/**'];
+const skipPostgres = !existsSync(`${pgBin}/initdb`) && !process.env.CI;
+if (skipPostgres) {
+  console.warn(
+    `postgres tests skipped: no initdb in ${pgBin} (apt-get install -y postgresql, or set PG_BIN); CI runs them`,
+  );
+}
+
 export default defineConfig({
   // The Node builds ship classic zod in place of zod/mini (tsup.config.ts); tests run what they ship.
   // The zod/mini browser build is exercised by the Chromium test, which loads dist/browser.
   resolve: { alias: { 'zod/mini': 'zod' } },
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: [...configDefaults.exclude, ...(skipRedis ? REDIS_FILES : [])],
+    exclude: [
+      ...configDefaults.exclude,
+      ...(skipRedis ? REDIS_FILES : []),
+      ...(skipPostgres ? POSTGRES_FILES : []),
+    ],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     // Integration tests each start their own mock server on an ephemeral loopback port,

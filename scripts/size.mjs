@@ -29,7 +29,9 @@ const apps = [
   // The access cache is a standalone function: the client app above does not grow. What it adds
   // here is lru-cache (~4.5 KB gzip) and the cache itself.
   // 34.5 KB since issue 21: tracing, and the cache's lazy lru-cache (Node's import no longer loads it).
-  { name: 'BillingClient + access cache', entry: 'access-app.js', budget: 34_500, skip: /jose-sign/ },
+  // 34.6 KB since issues 26 and 28 (34,429 → 34,547 B): the cache's synchronous fresh-answer read that
+  // the gate decides with (+97 B), and the warm-up of the request path on a shared store (+21 B).
+  { name: 'BillingClient + access cache', entry: 'access-app.js', budget: 34_600, skip: /jose-sign/ },
 ];
 
 export async function measure() {

@@ -107,10 +107,16 @@ export {
   type TrackerCloseOptions,
   type TrackerCloseResult,
   type TrackerStats,
+  type TrackOptions,
   type UsageTracker,
 } from './tracker/tracker.js';
 export { VERSION } from './version.js';
-export type { ClaimOutcome, DedupeStore } from './webhooks/dedupe.js';
+export type {
+  ClaimOutcome,
+  DedupeStore,
+  TransactionOutcome,
+  WebhookEventContext,
+} from './webhooks/dedupe.js';
 export { createWebhookHandler } from './webhooks/fetch-handler.js';
 export type { WebhookHandlerOptions } from './webhooks/handle.js';
 export { type MemoryDedupeOptions, memoryDedupeStore } from './webhooks/memory-dedupe.js';

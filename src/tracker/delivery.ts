@@ -65,6 +65,8 @@ export class Delivery {
   #paused = false;
   #probing = false;
   #leftoversHanded: () => void = () => {};
+  /** Waiting for a take that starts after they asked ({@link nextTake}). */
+  #takeWaiters: (() => void)[] = [];
   /** Resolves once a take hands fewer entries than asked: what a previous run left has been handed. */
   readonly drained = new Promise<void>((resolve) => {
     this.#leftoversHanded = resolve;
@@ -102,6 +104,19 @@ export class Delivery {
     }, 0);
   }
 
+  /**
+   * Resolves once a take that started after this call handed everything the spool had for this
+   * process (fewer entries than asked): rows of transactions committed before it are known to the
+   * ledger then, unless another instance took them. Waits through failed takes; never resolves once
+   * close gave up (the caller races it with that).
+   */
+  nextTake(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#takeWaiters.push(resolve);
+      this.wake();
+    });
+  }
+
   /** Entries to send as they are (a window of one, members left after a conflict). */
   enqueue(entries: readonly LedgerEntry[]): void {
     this.#ready.push(...entries);
@@ -131,11 +146,13 @@ export class Delivery {
     this.#dirty = false;
     this.#stopIdling();
     work.begin();
+    const waiting = this.#takeWaiters.splice(0);
     let entries: SpoolEntry[];
     try {
       entries = await spool.take(TAKE_BATCH);
       this.#takeFailures = 0;
     } catch (error) {
+      this.#takeWaiters.unshift(...waiting);
       report(error);
       this.#takeFailures++;
       await clock
@@ -148,6 +165,9 @@ export class Delivery {
     }
     this.#taking = false;
     for (const entry of entries) this.#hand(entry);
+    // A full batch may have left more behind: the waiters wait for a take that empties it.
+    if (entries.length < TAKE_BATCH) for (const resolve of waiting) resolve();
+    else this.#takeWaiters.unshift(...waiting);
     // A flush (or close) waits for these too: their windows must not make it wait out windowMs.
     this.#o.aggregation?.taken();
     if (entries.length < TAKE_BATCH) {

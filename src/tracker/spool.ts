@@ -16,8 +16,8 @@ export interface SpoolEntry {
 
 /**
  * Where a usage tracker keeps events between `track` and the service's answer: the contract that
- * `memorySpool()`, `fileSpool(dir)` (`billing-sdk/node`) and `redisSpool(client)`
- * (`billing-sdk/redis`) share, each tested by one suite. An entry stays in the spool from
+ * `memorySpool()`, `fileSpool(dir)` (`billing-sdk/node`), `redisSpool(client)`
+ * (`billing-sdk/redis`) and `postgresSpool(db)` (`billing-sdk/postgres`) share, each tested by one suite. An entry stays in the spool from
  * {@link append} until {@link ack}; a durable spool hands the entries of a run that died to the
  * next {@link take} after {@link open}, with their original keys, so an event is recorded exactly
  * once whatever crashes (the service answers a repeated key `idempotent: true`).
@@ -56,6 +56,23 @@ export interface Spool {
    * hold.
    */
   size?(): Promise<number>;
+  /**
+   * Optional: appends events through the caller's own open database transaction (`postgresSpool`:
+   * a node-postgres client inside BEGIN, or the `tx` of postgres.js `sql.begin`), and wakes the
+   * spool's relays once it commits (NOTIFY, delivered at commit). Resolves with their ids; the
+   * entries exist only if that transaction commits, so a rollback leaves nothing to send. What
+   * `track(event, { transaction })` calls; a spool without it cannot take part in a transaction.
+   * Rejects with an `InvalidRequestError` naming `transaction` when it is no transaction the spool
+   * can write through.
+   */
+  appendIn?(transaction: unknown, events: readonly SpooledEvent[]): Promise<string[]>;
+  /**
+   * Optional: calls `wake` whenever entries may have arrived from elsewhere (another instance's
+   * append, a transaction that committed: a NOTIFY, or the spool's poll), so a tracker takes them at
+   * once instead of on its idle poll. Returns the function that stops the calls. Called once the
+   * spool is open.
+   */
+  watch?(wake: () => void): () => void;
   /** Releases the spool (lock, files, timers); what was not acknowledged stays in a durable spool. */
   close(): Promise<void>;
 }

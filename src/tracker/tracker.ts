@@ -1,7 +1,7 @@
 import type { BillingClient } from '../client.js';
 import type { TrackerEvent } from '../core/diagnostics.js';
 import { InvalidRequestError, UsageTrackerError } from '../core/errors/index.js';
-import { check, nonNegative } from '../internal/checks.js';
+import { check, checkOptions, nonNegative } from '../internal/checks.js';
 import { type UsageWriteParams, usageWriteRules } from '../resources/usage.js';
 import type { Clock } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
@@ -27,6 +27,23 @@ export interface TrackerCloseOptions {
   timeoutMs?: number | undefined;
 }
 
+/** Options of {@link UsageTracker.track}. */
+export interface TrackOptions {
+  /**
+   * The application's own open database transaction to write the event through, with a spool that
+   * can take part in one (`postgresSpool` of `billing-sdk/postgres`): a node-postgres client inside
+   * `BEGIN`, the `tx` of postgres.js `sql.begin`, a Kysely `trx` or a Drizzle `tx`. The event is one INSERT of that transaction: it
+   * is sent once the transaction commits (taken like an entry another instance left, woken by the
+   * commit's NOTIFY), and never if it rolls back. Such an event is counted in `stats()` once the
+   * tracker took it after the commit; `flush()` (and so `close()`) takes once more, so it waits for
+   * the events of transactions committed before it that this instance takes (another instance may
+   * take and send some). It is never summed with others by `aggregate` (it was written before the
+   * tracker could). With a spool that cannot:
+   * {@link InvalidRequestError} naming `options.transaction`, nothing queued.
+   */
+  transaction?: unknown;
+}
+
 /** What {@link UsageTracker.close} left. */
 export interface TrackerCloseResult {
   /**
@@ -45,9 +62,13 @@ export interface UsageTracker {
    * the spool, with the key it will be recorded under. Waits for room when `maxQueued` events are
    * waiting (or rejects with {@link UsageTrackerError} `'full'` under `onFull: 'reject'`); rejects with
    * `'closed'` after {@link close}, and with a `SpoolError` when the spool could not store it (or
-   * could not be opened: each call tries again).
+   * could not be opened: each call tries again). With `options.transaction`, the event is written
+   * through that transaction instead (see {@link TrackOptions}).
    */
-  track(event: UsageWriteParams): Promise<{
+  track(
+    event: UsageWriteParams,
+    options?: TrackOptions,
+  ): Promise<{
     /** The key the event is recorded under: yours, or the one generated for it. */
     event_key: string;
   }>;
@@ -117,7 +138,7 @@ export function createUsageTracker(billing: BillingClient, options?: UsageTracke
   }
   const tracker = new Tracker(billing, resolveTrackerOptions(options));
   return {
-    track: (event) => tracker.track(event),
+    track: (event, trackOptions) => tracker.track(event, trackOptions),
     flush: () => tracker.flush(),
     close: (closeOptions) => tracker.close(closeOptions),
     stats: () => tracker.stats(),
@@ -152,6 +173,10 @@ class Tracker {
   #phase: 'new' | 'running' | 'closing' | 'closed' = 'new';
   #opening: Promise<void> | undefined;
   #closing: Promise<TrackerCloseResult> | undefined;
+  /** Whether an event was tracked through a transaction: flush then takes once more (see flush). */
+  #transactional = false;
+  /** Stops the spool's wake-ups (its `watch`), once the spool was opened. */
+  #unwatch: (() => void) | undefined;
   /** Appends under way: a flush waits for them. */
   readonly #appending = new Set<Promise<unknown>>();
 
@@ -192,7 +217,9 @@ class Tracker {
     this.#start().catch((error: unknown) => this.#report(error));
   }
 
-  async track(event: UsageWriteParams): Promise<{ event_key: string }> {
+  async track(event: UsageWriteParams, options?: TrackOptions): Promise<{ event_key: string }> {
+    const { transaction } = checkOptions('usageTracker.track', options, { transaction: [] }) as TrackOptions;
+    if (transaction !== undefined) return this.#trackIn(transaction, event);
     if (this.#phase === 'closing' || this.#phase === 'closed') throw closedError();
     const checked = check('usageTracker.track', event, usageWriteRules) as unknown as UsageWriteParams;
     const event_key = checked.event_key ?? randomUUID();
@@ -225,6 +252,33 @@ class Tracker {
     return { event_key };
   }
 
+  /**
+   * `track` through the caller's transaction: one append in it, nothing in the ledger (the
+   * transaction may still roll back). After the commit the delivery loop takes the entry like one
+   * another instance left: the spool's watch wakes it. No backpressure: nothing is held here.
+   */
+  async #trackIn(transaction: unknown, event: UsageWriteParams): Promise<{ event_key: string }> {
+    const spool = this.#spool;
+    if (typeof spool.appendIn !== 'function') {
+      throw new InvalidRequestError('usageTracker.track', [
+        {
+          field: 'options.transaction',
+          message:
+            'needs a spool that can write through a transaction (postgresSpool of billing-sdk/postgres); nothing was queued',
+        },
+      ]);
+    }
+    if (this.#phase === 'closing' || this.#phase === 'closed') throw closedError();
+    const checked = check('usageTracker.track', event, usageWriteRules) as unknown as UsageWriteParams;
+    const event_key = checked.event_key ?? randomUUID();
+    const spooled = { ...checked, event_key } as SpooledEvent;
+    await this.#start();
+    if (this.#phase !== 'running') throw closedError();
+    await spool.appendIn(transaction, [spooled]);
+    this.#transactional = true;
+    return { event_key };
+  }
+
   async flush(): Promise<void> {
     if (this.#phase === 'closed') return;
     this.#aggregation?.beginFlush();
@@ -233,6 +287,8 @@ class Tracker {
         await this.#start();
         await this.#delivery.drained;
         await Promise.allSettled([...this.#appending]);
+        // Rows of transactions that committed since are in no ledger yet: one take finds them.
+        if (this.#transactional) await this.#delivery.nextTake();
         this.#aggregation?.formAll();
         await this.#ledger.settledAll();
         return true;
@@ -279,6 +335,8 @@ class Tracker {
       () => {
         if (this.#phase === 'new') this.#phase = 'running';
         this.#delivery.start();
+        // Entries other instances (or committed transactions) add: taken at once, not on the idle poll.
+        this.#unwatch ??= this.#spool.watch?.(() => this.#delivery.wake());
       },
       (error: unknown) => {
         this.#opening = undefined;
@@ -324,6 +382,7 @@ class Tracker {
     this.#stop.abort();
     this.#aggregation?.stop();
     this.#delivery.stop();
+    this.#unwatch?.();
     await this.#work.quiet();
     this.#phase = 'closed';
     const unsent = this.#ledger.outstanding;

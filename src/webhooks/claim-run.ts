@@ -1,6 +1,6 @@
 import type { WebhookEvent } from '../schemas/webhook.js';
 import { randomUUID } from '../util/uuid.js';
-import type { ClaimOutcome, DedupeStore } from './dedupe.js';
+import type { ClaimOutcome, DedupeStore, TransactionOutcome, WebhookEventContext } from './dedupe.js';
 
 /** Default claim TTL: how long a crashed receiver can hold up the retries of its event. */
 export const DEFAULT_CLAIM_TTL_MS = 60_000;
@@ -16,17 +16,24 @@ export type ClaimedRun =
 export interface ClaimRunOptions {
   dedupe: DedupeStore;
   ttlMs: number;
-  onEvent: (event: WebhookEvent) => unknown;
+  onEvent: (event: WebhookEvent, context: WebhookEventContext) => unknown;
   /** Told about failures that do not change the answer (a lost or unrenewable claim, a failed release). */
   report: (error: unknown) => void;
 }
 
 const OUTCOMES: readonly unknown[] = ['claimed', 'processing', 'done'] satisfies ClaimOutcome[];
+const TRANSACTION_OUTCOMES: readonly unknown[] = [
+  'committed',
+  'done',
+  'processing',
+] satisfies TransactionOutcome[];
 
 /**
  * Claims the event's id, runs `onEvent` only under that claim (renewed while it runs), then marks
  * the id done, or releases it when `onEvent` failed so the sender's retry can claim it at once.
- * A store that fails before the claim is held means no `onEvent`: fail closed. Never rejects.
+ * A store that fails before the claim is held means no `onEvent`: fail closed. With a store that
+ * has {@link DedupeStore.runInTransaction}, `onEvent` gets `{ transaction }` and runs inside it, in
+ * place of the separate done mark; with any other, it gets `{}`. Never rejects.
  */
 export async function runClaimed(event: WebhookEvent, options: ClaimRunOptions): Promise<ClaimedRun> {
   const { dedupe, ttlMs, report } = options;
@@ -48,16 +55,12 @@ export async function runClaimed(event: WebhookEvent, options: ClaimRunOptions):
   if (outcome === 'done') return { kind: 'done' };
   if (outcome === 'processing') return { kind: 'processing' };
   const stop = keepClaimed(dedupe, id, token, ttlMs, report);
+  if (dedupe.runInTransaction) return runInTransaction(event, token, stop, options);
   try {
-    await options.onEvent(event);
+    await options.onEvent(event, {});
   } catch (error) {
     stop();
-    try {
-      await dedupe.release(id, token);
-    } catch (releaseError) {
-      // The claim then expires after its TTL instead: the retry meets 'processing' until then.
-      report(releaseError);
-    }
+    await releaseOrReport(dedupe, id, token, report);
     return { kind: 'failed', stage: 'event', error };
   }
   stop();
@@ -69,6 +72,70 @@ export async function runClaimed(event: WebhookEvent, options: ClaimRunOptions):
     return { kind: 'failed', stage: 'store', error };
   }
   return { kind: 'processed' };
+}
+
+/**
+ * The claimed run with a store that takes part in the app's transactions: `onEvent` runs inside
+ * the store's transaction, which also marks the id done, so both commit or neither does. Any
+ * failure releases the claim: the done mark, if it committed after all, is never undone by that.
+ */
+async function runInTransaction(
+  event: WebhookEvent,
+  token: string,
+  stop: () => void,
+  options: ClaimRunOptions,
+): Promise<ClaimedRun> {
+  const { dedupe, report } = options;
+  const id = event.transaction_id;
+  let failed: { error: unknown } | undefined;
+  let outcome: unknown;
+  try {
+    outcome = await dedupe.runInTransaction?.(id, token, async (transaction) => {
+      try {
+        await options.onEvent(event, { transaction });
+      } catch (error) {
+        failed = { error };
+        throw error;
+      } finally {
+        // Before the done mark: a renewal racing the commit would read as a lost claim.
+        stop();
+      }
+    });
+  } catch (error) {
+    stop();
+    await releaseOrReport(dedupe, id, token, report);
+    return failed
+      ? { kind: 'failed', stage: 'event', error: failed.error }
+      : { kind: 'failed', stage: 'store', error };
+  }
+  stop();
+  if (!TRANSACTION_OUTCOMES.includes(outcome)) {
+    await releaseOrReport(dedupe, id, token, report);
+    return {
+      kind: 'failed',
+      stage: 'store',
+      error: new TypeError(`dedupe.runInTransaction answered ${String(outcome)}`),
+    };
+  }
+  if (outcome === 'committed') return { kind: 'processed' };
+  if (outcome === 'done') return { kind: 'done' };
+  // Another receiver's transaction is still open: free the id for the retry that follows it.
+  await releaseOrReport(dedupe, id, token, report);
+  return { kind: 'processing' };
+}
+
+async function releaseOrReport(
+  dedupe: DedupeStore,
+  id: string,
+  token: string,
+  report: (error: unknown) => void,
+): Promise<void> {
+  try {
+    await dedupe.release(id, token);
+  } catch (releaseError) {
+    // The claim then expires after its TTL instead: the retry meets 'processing' until then.
+    report(releaseError);
+  }
 }
 
 function lostClaim(id: string, ttlMs: number): Error {

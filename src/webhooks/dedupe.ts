@@ -40,4 +40,48 @@ export interface DedupeStore {
    * called after `onEvent` failed. A claim held by another token, or a done id, is left as it is.
    */
   release(id: string, token: string): void | Promise<void>;
+  /**
+   * Optional: offered by a store that keeps its ids in the application's own database
+   * (`postgresDedupeStore` from `billing-sdk/postgres`), so an event's writes and its done mark
+   * commit together. Called by the handlers in place of {@link DedupeStore.complete}, while `token`
+   * holds the claim on `id`: opens a transaction on the store's database, runs `fn` with it (the
+   * driver's own transaction object, which `onEvent` gets as `transaction`), then marks `id` done
+   * in that transaction only if no other transaction did, and commits. A receiver that dies
+   * mid-event leaves nothing: its transaction rolls back, its claim expires, the retry runs the event.
+   *
+   * Resolves with:
+   * - `'committed'`: `fn` resolved, and its writes committed with the done mark;
+   * - `'done'`: another receiver's transaction marked `id` done first: `fn` did not run, or its
+   *   writes were rolled back (nothing committed);
+   * - `'processing'`: another receiver's transaction for `id` is still open (its claim expired
+   *   while it ran): `fn` did not run; the caller releases its claim, and the sender retries.
+   *
+   * Rejects, after rolling back, with `fn`'s own error when `fn` throws, or with the store's error
+   * when the database fails (then the outcome of a lost `COMMIT` is unknown, and the done mark
+   * tells: a retry claims the id again only if nothing committed).
+   */
+  runInTransaction?(
+    id: string,
+    token: string,
+    fn: (transaction: unknown) => Promise<void>,
+  ): Promise<TransactionOutcome>;
+}
+
+/** What {@link DedupeStore.runInTransaction} answers; see there. */
+export type TransactionOutcome = 'committed' | 'done' | 'processing';
+
+/**
+ * The second argument of a webhook handler's `onEvent`: always an object, so
+ * `async (event, { transaction }) => …` works with every store. `transaction` is set only when
+ * the dedupe store runs events in transactions ({@link DedupeStore.runInTransaction}).
+ */
+export interface WebhookEventContext {
+  /**
+   * With `postgresDedupeStore` (`billing-sdk/postgres`), the open transaction in which the event
+   * is also marked done: a node-postgres client inside `BEGIN` (when the store was given a `Pool`
+   * or `Client`), or the `tx` of postgres.js's `sql.begin` (when given a postgres.js `sql`). Write
+   * the event's effects through it, never through another connection, and neither commit nor roll
+   * it back: resolving `onEvent` commits, throwing rolls back. `undefined` with other stores.
+   */
+  transaction?: unknown;
 }

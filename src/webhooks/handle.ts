@@ -4,7 +4,7 @@ import { check, func, nonNegative, type Rule, required } from '../internal/check
 import type { WebhookEvent } from '../schemas/webhook.js';
 import { safely } from '../util/safely.js';
 import { DEFAULT_CLAIM_TTL_MS, runClaimed } from './claim-run.js';
-import type { DedupeStore } from './dedupe.js';
+import type { DedupeStore, WebhookEventContext } from './dedupe.js';
 import { memoryDedupeStore } from './memory-dedupe.js';
 import { parseWebhook } from './parse.js';
 
@@ -14,8 +14,13 @@ export interface WebhookHandlerOptions {
    * Called once per new event, only while this receiver holds the event's claim; the sender gets
    * 200 only after it resolves. It can run a second time only when its claim expired meanwhile (see
    * `claimTtlMs`), or when the store failed to record it done (then the retry runs it after the TTL).
+   *
+   * Its second argument is always an object. With a store that runs events in transactions
+   * (`postgresDedupeStore` from `billing-sdk/postgres`) it holds `transaction`: write the event's
+   * effects through it and they commit with the event's done mark, or not at all, so they happen
+   * exactly once even when a receiver dies mid-event. With other stores it is `{}`.
    */
-  onEvent: (event: WebhookEvent) => unknown | Promise<unknown>;
+  onEvent: (event: WebhookEvent, context: WebhookEventContext) => unknown | Promise<unknown>;
   /**
    * Where deliveries are claimed and processed ids kept. Default: {@link memoryDedupeStore}, per
    * process; several instances share one store (`redisDedupeStore` from `billing-sdk/redis`).
@@ -55,7 +60,13 @@ const methods =
 /** Every option of the handlers, checked when a handler is made. */
 const handlerRules: Record<keyof WebhookHandlerOptions, Rule[]> = {
   onEvent: [required, func],
-  dedupe: [methods('a dedupe store', ['claim', 'renew', 'complete', 'release'])],
+  dedupe: [
+    methods('a dedupe store', ['claim', 'renew', 'complete', 'release']),
+    (v) =>
+      ['undefined', 'function'].includes(typeof (v as DedupeStore).runInTransaction)
+        ? undefined
+        : 'must have runInTransaction as a function, or not at all',
+  ],
   claimTtlMs: [
     (v) =>
       typeof v === 'number' && Number.isFinite(v) && v >= 1 ? undefined : 'must be a finite number >= 1 (ms)',

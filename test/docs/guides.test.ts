@@ -48,11 +48,12 @@ describe('README.md, the npm page', () => {
 });
 
 describe('the guides', () => {
-  it('are the seven tasks, each titled for the docs site', () => {
+  it('are the eight tasks, each titled for the docs site', () => {
     expect(guides).toEqual([
       'guides/access-cache.md',
       'guides/gating-routes.md',
       'guides/observability.md',
+      'guides/postgres.md',
       'guides/runtimes.md',
       'guides/several-instances.md',
       'guides/testing.md',

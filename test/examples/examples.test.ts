@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -73,8 +73,22 @@ const expected: Record<string, RegExp[]> = {
   ],
 };
 
+/** Examples that need more than the mock, and the test that runs them there. */
+const elsewhere: Record<string, string> = {
+  'postgres-outbox.mjs': 'test/postgres/example.test.ts (a PostgreSQL of its own)',
+};
+
 describe('examples/', () => {
-  const programs = readdirSync(`${root}examples`).filter((f) => f.endsWith('.mjs'));
+  const programs = readdirSync(`${root}examples`)
+    .filter((f) => f.endsWith('.mjs'))
+    .filter((f) => !(f in elsewhere));
+
+  it('the examples run elsewhere exist, and their tests too', () => {
+    for (const [program, where] of Object.entries(elsewhere)) {
+      expect(existsSync(`${root}examples/${program}`), program).toBe(true);
+      expect(existsSync(`${root}${where.split(' ')[0]}`), where).toBe(true);
+    }
+  });
 
   it('every example has expectations here', () => {
     expect(programs.sort()).toEqual(Object.keys(expected).sort());

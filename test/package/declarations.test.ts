@@ -11,6 +11,8 @@ const FILES = [
   'index.d.cts',
   'redis/index.d.ts',
   'redis/index.d.cts',
+  'postgres/index.d.ts',
+  'postgres/index.d.cts',
   'node/index.d.ts',
   'node/index.d.cts',
   'testing/index.d.ts',

@@ -152,10 +152,15 @@ export type SpoolErrorCode =
   | 'io'
   /** The spool is not open (never opened, or closed). */
   | 'closed'
-  /** The spool's store (Redis) failed or did not answer within `timeoutMs`: nothing was stored. */
+  /** The spool's store (Redis, PostgreSQL) failed, could not be reached or did not answer in time: nothing was stored. */
   | 'unavailable'
   /** A replace found a member acknowledged or claimed elsewhere meanwhile: nothing was written. */
-  | 'conflict';
+  | 'conflict'
+  /**
+   * Redis stored the write, but fewer replicas than the spool's `waitReplicas` confirmed it within
+   * `waitTimeoutMs`: a failover could lose it, so it is not claimed as stored (see `redisSpool`).
+   */
+  | 'not_replicated';
 
 /** A durable spool (`fileSpool` of `billing-sdk/node`, `redisSpool` of `billing-sdk/redis`) could not be opened or could not store events. */
 export class SpoolError extends BillingError {
@@ -181,15 +186,21 @@ export class SpoolError extends BillingError {
 
 /** Why a shared store failed. */
 export type StoreErrorCode =
-  /** The store (Redis) failed or did not answer within its `timeoutMs`: the step did not happen, or its outcome is unknown. */
+  /** The store (Redis, PostgreSQL) failed or did not answer in time: the step did not happen, or its outcome is unknown. */
   | 'unavailable'
   /** The store answered something the SDK did not expect (another program's key of the same name, a server too old). */
-  | 'unexpected_reply';
+  | 'unexpected_reply'
+  /**
+   * The step ran, but fewer replicas than the store's `waitReplicas` confirmed it within
+   * `waitTimeoutMs`: a failover could undo it (see `redisDedupeStore`).
+   */
+  | 'not_replicated';
 
 /**
  * A shared store of `billing-sdk/redis` (`redisDedupeStore`, `redisCooldown`, `redisAccessStore`)
- * failed or answered something unexpected. What reaches `onError` callbacks and webhook handlers
- * from those stores is this class (the client's own error is its `cause`).
+ * or of `billing-sdk/postgres` (`postgresDedupeStore`) failed or answered something unexpected.
+ * What reaches `onError` callbacks and webhook handlers from those stores is this class (the
+ * client's or driver's own error is its `cause`).
  */
 export class StoreError extends BillingError {
   /** @internal */
@@ -204,7 +215,7 @@ export class StoreError extends BillingError {
    *
    * @param code - What failed.
    * @param message - Human-readable detail (names the step, never a key's value).
-   * @param options - `cause`: the Redis client's error, when there is one.
+   * @param options - `cause`: the Redis client's or Postgres driver's error, when there is one.
    */
   constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);

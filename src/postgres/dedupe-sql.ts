@@ -1,0 +1,135 @@
+import { checkOptions } from '../internal/checks.js';
+import { DEFAULT_SCHEMA, identifier, qualifiedName } from './ddl.js';
+import { quoteIdentifier } from './driver.js';
+
+/** Where a `postgresDedupeStore` keeps its rows. */
+export interface PostgresDedupeDdlOptions {
+  /** The schema of the table, made when missing. Default `'public'`. */
+  schema?: string | undefined;
+  /** The table's name. Default `'billing_sdk_webhook_inbox'`. */
+  table?: string | undefined;
+}
+
+/** The inbox's table when none is named. */
+export const DEFAULT_INBOX_TABLE = 'billing_sdk_webhook_inbox';
+
+/**
+ * The statements that make the inbox's table when it is missing, one per element. One row per
+ * `transaction_id`: `token` and `expires_at` are the claim (kept once done: they tell `complete`
+ * whether the claim was still held), `done_at` is set once the event was processed. The index
+ * finds what pruning deletes: done rows, and claims no one completed, older than `doneTtlMs`.
+ */
+export function dedupeDdlStatements(schema: string, table: string): string[] {
+  const name = qualifiedName(schema, table);
+  const statements = [
+    `CREATE TABLE IF NOT EXISTS ${name} (
+  id text PRIMARY KEY,
+  token text,
+  expires_at timestamptz,
+  done_at timestamptz
+)`,
+    `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_age`)} ON ${name} ((coalesce(done_at, expires_at)))`,
+  ];
+  // `public` exists already, and CREATE SCHEMA needs a privilege on the database even when it does.
+  if (schema !== DEFAULT_SCHEMA) statements.unshift(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
+  return statements;
+}
+
+/**
+ * The SQL that makes a `postgresDedupeStore`'s table (and its schema, unless `public`), for a
+ * migration tool: the store runs the same statements on first use when the table is missing, so
+ * running them beforehand lets the application's database user do without the right to create tables.
+ *
+ * @param options - The same `schema` and `table` as given to `postgresDedupeStore`.
+ * @returns Statements separated by `;`, each idempotent (`IF NOT EXISTS`).
+ * @throws {@link billing-sdk!InvalidRequestError} when `schema` or `table` is not a plain
+ * identifier (1 to 48 letters, digits or `_`, not starting with a digit), naming it.
+ * @example
+ * ```ts
+ * import { postgresDedupeDdl } from 'billing-sdk/postgres';
+ * await client.query(postgresDedupeDdl({ schema: 'billing' }));
+ * ```
+ */
+export function postgresDedupeDdl(options: PostgresDedupeDdlOptions = {}): string {
+  checkOptions('postgresDedupeDdl', options, { schema: [identifier], table: [identifier] });
+  const schema = options.schema ?? DEFAULT_SCHEMA;
+  const table = options.table ?? DEFAULT_INBOX_TABLE;
+  return `${dedupeDdlStatements(schema, table).join(';\n')};\n`;
+}
+
+/** A claim's TTL in ms as the statements take it: a whole number of ms, at least 1. */
+const ms = (value: number): number => Math.max(1, Math.ceil(value));
+
+/**
+ * The store's statements on one table, each a single atomic statement with its parameters. Time is
+ * the database's (`now()`), so receivers with skewed clocks agree on when a claim expires.
+ */
+export function dedupeStatements(schema: string, table: string) {
+  const t = qualifiedName(schema, table);
+  const until = (param: string) => `now() + ${param}::float8 * interval '1 millisecond'`;
+  return {
+    /**
+     * Inserts or takes over the claim when the id is not done and its claim expired or is the
+     * token's own; the row lock of `ON CONFLICT` makes concurrent claims take turns. The outer
+     * select reads the snapshot from before, so a claim lost to a concurrent one answers
+     * `processing`, and one lost to a concurrent done mark too (its retry then reads `done`).
+     */
+    claim: (id: string, token: string, ttlMs: number) => ({
+      text: `WITH taken AS (
+  INSERT INTO ${t} AS i (id, token, expires_at) VALUES ($1::text, $2::text, ${until('$3')})
+  ON CONFLICT (id) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at
+  WHERE i.done_at IS NULL AND (i.expires_at <= now() OR i.token = excluded.token)
+  RETURNING 1
+)
+SELECT CASE
+  WHEN EXISTS (SELECT 1 FROM taken) THEN 'claimed'
+  WHEN EXISTS (SELECT 1 FROM ${t} WHERE id = $1::text AND done_at IS NOT NULL) THEN 'done'
+  ELSE 'processing' END AS outcome`,
+      params: [id, token, ms(ttlMs)],
+    }),
+    renew: (id: string, token: string, ttlMs: number) => ({
+      text: `UPDATE ${t} SET expires_at = ${until('$3')}
+WHERE id = $1::text AND token = $2::text AND done_at IS NULL AND expires_at > now() RETURNING 1`,
+      params: [id, token, ms(ttlMs)],
+    }),
+    /**
+     * Marks the id done whoever holds it (the event was processed all the same); answers a row with
+     * `held` only when it was not done before, `held` telling whether `token` still held the claim.
+     * The same statement marks it in a transaction, where no row means "done elsewhere".
+     */
+    done: (id: string, token: string) => ({
+      text: `INSERT INTO ${t} AS i (id, done_at) VALUES ($1::text, now())
+ON CONFLICT (id) DO UPDATE SET done_at = now() WHERE i.done_at IS NULL
+RETURNING (token IS NOT DISTINCT FROM $2::text AND expires_at > now()) AS held`,
+      params: [id, token],
+    }),
+    release: (id: string, token: string) => ({
+      text: `DELETE FROM ${t} WHERE id = $1::text AND token = $2::text AND done_at IS NULL`,
+      params: [id, token],
+    }),
+    /**
+     * Taken at the start of an event's transaction: the id's lock for the transaction (never
+     * waiting: another receiver's open transaction answers `locked` false), and whether the id is
+     * done already. The lock is an advisory one, keyed by table and id, so claims and renewals,
+     * which touch the row, never wait for an event's transaction.
+     */
+    enter: (id: string) => ({
+      text: `SELECT pg_try_advisory_xact_lock(hashtext($1::text), hashtext($2::text)) AS locked,
+  EXISTS (SELECT 1 FROM ${t} WHERE id = $2::text AND done_at IS NOT NULL) AS done`,
+      params: [`billing-sdk:${schema}.${table}`, id],
+    }),
+    /**
+     * Deletes up to 1 000 done rows, and claims never completed, older than `$1` ms. The age is
+     * checked again on the row deleted, so a claim taken over meanwhile stays.
+     */
+    prune: (olderThanMs: number) => {
+      const old = `coalesce(done_at, expires_at) < now() - $1::float8 * interval '1 millisecond'`;
+      return {
+        text: `DELETE FROM ${t} WHERE id IN (SELECT id FROM ${t} WHERE ${old} LIMIT 1000) AND ${old}`,
+        params: [ms(olderThanMs)],
+      };
+    },
+    /** Whether the table exists (then no DDL runs: the user may lack the right to create tables). */
+    exists: () => ({ text: 'SELECT to_regclass($1::text) IS NOT NULL AS present', params: [t] }),
+  };
+}

@@ -1,0 +1,322 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidRequestError, SpoolError } from '../../src/core/errors/index.js';
+import { BillingClient, createUsageTracker, memorySpool, type UsageTracker } from '../../src/index.js';
+import { postgresSpool } from '../../src/postgres/index.js';
+import { caught, useMockServer } from '../helpers.js';
+import { startPostgres, usePostgres } from './cluster.js';
+
+const cluster = usePostgres();
+const mock = useMockServer();
+const EVENTS_PATH = '/api/usage/events/';
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+let pool: pg.Pool;
+let sql: postgres.Sql;
+const trackers: UsageTracker[] = [];
+
+beforeAll(async () => {
+  pool = new pg.Pool({ connectionString: cluster.cluster.url });
+  pool.on('error', () => {}); // an idle client of a restarted cluster: see relay-processes.test.ts
+  sql = postgres(cluster.cluster.url, { onnotice: () => {} });
+  await pool.query('CREATE TABLE IF NOT EXISTS exports (id text PRIMARY KEY)');
+});
+afterAll(async () => {
+  for (const tracker of trackers) await tracker.close({ timeoutMs: 0 }).catch(() => {});
+  await Promise.all([pool?.end(), sql?.end()]);
+});
+
+const billing = () =>
+  new BillingClient({ baseUrl: mock.server.baseUrl, apiKey: mock.server.apiKey, retryDelay: () => 20 });
+const event = (quantity = 1) => ({
+  account_ref_id: 'acct_active',
+  product_code: 'api-gateway',
+  meter_code: 'api_calls',
+  quantity,
+});
+let tables = 0;
+const freshTable = () => `tracker_${++tables}_${randomUUID().slice(0, 8)}`;
+
+function tracker(db: unknown, table: string, extra: Record<string, unknown> = {}, spoolOptions = {}) {
+  const made = createUsageTracker(billing(), {
+    spool: postgresSpool(db, { table, pollMs: 60_000, ...spoolOptions }),
+    ...extra,
+  });
+  trackers.push(made);
+  return made;
+}
+
+/** How many times the mock recorded `key`. */
+const recordedTimes = (key: string) =>
+  mock.server.store.usageEvents.filter((e) => e.event_key === key).length;
+
+async function until(what: string, condition: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(2);
+  }
+}
+
+const rowCount = async (table: string) =>
+  Number((await pool.query(`SELECT count(*)::int AS n FROM "${table}"`)).rows[0].n);
+
+describe('track(event, { transaction }) with node-postgres', () => {
+  it('a committed transaction’s event is recorded exactly once; a rolled-back one is never sent', async () => {
+    const table = freshTable();
+    const usage = tracker(pool, table);
+    await usage.flush(); // the table exists from here
+    const client = await pool.connect();
+    let committed: string;
+    let rolledBack: string;
+    try {
+      await client.query('BEGIN');
+      await client.query('INSERT INTO exports (id) VALUES ($1)', [randomUUID()]);
+      ({ event_key: committed } = await usage.track(event(3), { transaction: client }));
+      await client.query('COMMIT');
+
+      await client.query('BEGIN');
+      ({ event_key: rolledBack } = await usage.track(event(5), { transaction: client }));
+      const outside = await pool.query(
+        `SELECT count(*)::int AS n FROM "${table}" WHERE event->>'event_key' = $1`,
+        [rolledBack],
+      );
+      expect(outside.rows[0].n).toBe(0); // not visible outside the transaction
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
+    await until('the committed event recorded', () => recordedTimes(committed) === 1);
+    await until('the table drained', async () => (await rowCount(table)) === 0);
+    await sleep(200);
+    expect(recordedTimes(committed)).toBe(1);
+    expect(recordedTimes(rolledBack)).toBe(0);
+    expect(mock.server.requests.count({ method: 'POST', path: EVENTS_PATH })).toBe(1);
+    expect(usage.stats()).toMatchObject({ recorded: 1, queued: 0, inFlight: 0 });
+  });
+
+  it('the event is sent only after the commit, not while the transaction is open', async () => {
+    const table = freshTable();
+    const usage = tracker(pool, table);
+    await usage.flush();
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { event_key } = await usage.track(event(), { transaction: client });
+      await sleep(1_500); // past the tracker's idle poll
+      expect(recordedTimes(event_key)).toBe(0);
+      await client.query('COMMIT');
+      await until('recorded after commit', () => recordedTimes(event_key) === 1);
+    } finally {
+      client.release();
+    }
+  });
+
+  it('flush (and close) right after a commit waits for that event: recorded, nothing left in the table', async () => {
+    const table = freshTable();
+    const usage = tracker(pool, table);
+    await usage.flush();
+    const client = await pool.connect();
+    let key: string;
+    try {
+      await client.query('BEGIN');
+      ({ event_key: key } = await usage.track(event(4), { transaction: client }));
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    await usage.flush();
+    expect(recordedTimes(key)).toBe(1);
+    const client2 = await pool.connect();
+    try {
+      await client2.query('BEGIN');
+      ({ event_key: key } = await usage.track(event(6), { transaction: client2 }));
+      await client2.query('COMMIT');
+    } finally {
+      client2.release();
+    }
+    expect(await usage.close()).toEqual({ unsent: 0 });
+    expect(recordedTimes(key)).toBe(1);
+    expect(await rowCount(table)).toBe(0);
+  });
+
+  it('commit → send through NOTIFY: each well under a second though the poll is a minute away', async () => {
+    const table = freshTable();
+    const usage = tracker(pool, table);
+    await usage.flush();
+    const client = await pool.connect();
+    const latencies: number[] = [];
+    try {
+      for (let i = 0; i < 8; i++) {
+        await sleep(Math.random() * 300); // at random points of the tracker's 1 s idle poll
+        await client.query('BEGIN');
+        const { event_key } = await usage.track(event(), { transaction: client });
+        await client.query('COMMIT');
+        const committedAt = performance.now();
+        await until('recorded', () => recordedTimes(event_key) === 1, 5_000);
+        latencies.push(performance.now() - committedAt);
+      }
+    } finally {
+      client.release();
+    }
+    // An idle poll alone would make about one in three wait over 300 ms; all 8 under it is NOTIFY.
+    expect(Math.max(...latencies)).toBeLessThan(300);
+    console.info(`commit → recorded: ${latencies.map((ms) => ms.toFixed(1)).join(', ')} ms`);
+  });
+
+  it('a Pool or anything that is no transaction: InvalidRequestError naming transaction, nothing queued', async () => {
+    const table = freshTable();
+    const usage = tracker(pool, table);
+    for (const bad of [pool, { query: () => {} }, 'BEGIN']) {
+      const error = await caught(() => usage.track(event(), { transaction: bad }));
+      expect(error).toBeInstanceOf(InvalidRequestError);
+      expect((error as InvalidRequestError).issues.map((i) => i.field)).toEqual(['transaction']);
+    }
+    expect(await rowCount(table)).toBe(0);
+  });
+
+  it('a bad event is refused as track refuses it, before anything is written', async () => {
+    const table = freshTable();
+    const usage = tracker(pool, table);
+    await usage.flush();
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const error = await caught(() => usage.track({ ...event(), quantity: -1 }, { transaction: client }));
+      expect(error).toBeInstanceOf(InvalidRequestError);
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    expect(await rowCount(table)).toBe(0);
+  });
+});
+
+describe('track(event, { transaction }) with postgres.js', () => {
+  it('sql.begin committed: recorded exactly once; thrown (rolled back): never sent', async () => {
+    const table = freshTable();
+    const usage = tracker(sql, table);
+    await usage.flush();
+    const committed = await sql.begin(async (tx) => {
+      await tx`INSERT INTO exports (id) VALUES (${randomUUID()})`;
+      return (await usage.track(event(2), { transaction: tx })).event_key;
+    });
+    let rolledBack = '';
+    const boom = new Error('the export failed');
+    await expect(
+      sql.begin(async (tx) => {
+        rolledBack = (await usage.track(event(7), { transaction: tx })).event_key;
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
+    expect(rolledBack).not.toBe('');
+    await until('the committed event recorded', () => recordedTimes(committed) === 1);
+    await until('the table drained', async () => (await rowCount(table)) === 0);
+    await sleep(200);
+    expect(recordedTimes(committed)).toBe(1);
+    expect(recordedTimes(rolledBack)).toBe(0);
+    expect(mock.server.requests.count({ method: 'POST', path: EVENTS_PATH })).toBe(1);
+  });
+
+  it('a postgres.js sql that is not a tx of sql.begin is refused, naming transaction', async () => {
+    const usage = tracker(sql, freshTable());
+    const error = await caught(() => usage.track(event(), { transaction: sql }));
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect((error as InvalidRequestError).issues.map((i) => i.field)).toEqual(['transaction']);
+  });
+});
+
+describe('track(event, { transaction }) with a spool that cannot take part in one', () => {
+  it('memorySpool: InvalidRequestError naming options.transaction, nothing queued or sent', async () => {
+    const usage = createUsageTracker(billing(), { spool: memorySpool() });
+    trackers.push(usage);
+    const client = await pool.connect();
+    try {
+      const error = await caught(() => usage.track(event(), { transaction: client }));
+      expect(error).toBeInstanceOf(InvalidRequestError);
+      expect((error as InvalidRequestError).issues.map((i) => i.field)).toEqual(['options.transaction']);
+      expect(error.message).toMatch(/nothing was queued/);
+    } finally {
+      client.release();
+    }
+    await usage.flush();
+    expect(usage.stats()).toMatchObject({ queued: 0, inFlight: 0, recorded: 0 });
+    expect(mock.server.requests.count({ method: 'POST', path: EVENTS_PATH })).toBe(0);
+  });
+
+  it('options that are no object are refused, naming options', async () => {
+    const usage = tracker(pool, freshTable());
+    const error = await caught(() => usage.track(event(), 42 as never));
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect((error as InvalidRequestError).issues.map((i) => i.field)).toEqual(['options']);
+  });
+});
+
+describe('Postgres restarted mid-run', () => {
+  it('the tracker reports SpoolError unavailable, waits, goes on: every committed event recorded once', async () => {
+    const own = await startPostgres();
+    const ownPool = new pg.Pool({ connectionString: own.url, connectionTimeoutMillis: 1_000 });
+    ownPool.on('error', () => {});
+    const errors: unknown[] = [];
+    // Sends lag behind commits, so rows wait in the table when Postgres dies.
+    mock.server.faults.add({
+      method: 'POST',
+      path: EVENTS_PATH,
+      delayMs: 30,
+      times: Number.POSITIVE_INFINITY,
+    });
+    const usage = tracker(
+      ownPool,
+      'outbox',
+      { onError: (error: unknown) => errors.push(error), concurrency: 2 },
+      { pollMs: 200, claimTtlMs: 2_000 },
+    );
+    const committed: string[] = [];
+    const trackIn = async (n: number) => {
+      const client = await ownPool.connect();
+      try {
+        await client.query('BEGIN');
+        const { event_key } = await usage.track(event(1 + (n % 3)), { transaction: client });
+        await client.query('COMMIT');
+        committed.push(event_key);
+      } finally {
+        client.release(true);
+      }
+    };
+    try {
+      await usage.flush();
+      for (let n = 0; n < 40; n++) await trackIn(n);
+      expect(committed.filter((key) => recordedTimes(key) === 0).length).toBeGreaterThan(0);
+      await own.kill();
+      // While it is down the application's own transactions fail (nothing committed, nothing tracked).
+      expect(await caught(() => trackIn(-1))).toBeDefined();
+      await until(
+        'an unavailable spool reported',
+        () => errors.some((e) => e instanceof SpoolError && e.code === 'unavailable'),
+        10_000,
+      );
+      await sleep(500);
+      await own.restart();
+      for (let n = 40; n < 60; n++) await trackIn(n);
+      await until(
+        'every committed event recorded',
+        () => committed.every((key) => recordedTimes(key) >= 1),
+        30_000,
+      );
+      await usage.flush();
+      expect(committed.filter((key) => recordedTimes(key) !== 1)).toEqual([]);
+      expect(committed).toHaveLength(60);
+      // Only typed errors reached onError.
+      for (const error of errors) expect(error).toBeInstanceOf(SpoolError);
+      await until('the table drained', async () => {
+        const rows = await ownPool.query('SELECT count(*)::int AS n FROM outbox');
+        return rows.rows[0].n === 0;
+      });
+    } finally {
+      await usage.close({ timeoutMs: 0 });
+      await ownPool.end().catch(() => {});
+      await own.stop();
+    }
+  }, 90_000);
+});
