@@ -3,7 +3,7 @@ import { attemptTimeoutOf, type BillingClient } from '../client.js';
 import type { AccessEvent } from '../core/diagnostics.js';
 import { APIUserAbortError, InvalidRequestError } from '../core/errors/index.js';
 import { abortSignal, check, text } from '../internal/checks.js';
-import { loadLruCache } from '../platform/server.js';
+import { loadLruCache, warmRequestPath } from '../platform/server.js';
 import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
 import { checkEntitlement, type EntitlementCheckParams } from '../resources/entitlements.js';
 import type { AccountStatus } from '../schemas/account-status.js';
@@ -193,6 +193,8 @@ class Cache implements AccessCache {
   #closed = false;
   /** Until when lookups skip the store after it failed (the cache's clock). */
   #storePausedUntil = 0;
+  /** The client's request path loading ahead of this instance's first request (see #shared). */
+  #warming: Promise<void> | undefined;
 
   constructor(billing: BillingClient, o: ResolvedAccessOptions, clock: Clock) {
     this.#billing = billing;
@@ -390,6 +392,10 @@ class Cache implements AccessCache {
   async #shared(q: Question): Promise<Entry> {
     const store = this.#o.store as NonNullable<ResolvedAccessOptions['store']>;
     const leaseMs = attemptTimeoutOf(this.#billing);
+    // The store may answer this instance for long; its first request may then come after an
+    // invalidation, every instance waiting for it: what that request would load (ky, undici: tens of
+    // ms on 2 cores) is loaded now, in the background (issue 28: 125–300 ms to see an invalidation).
+    this.#warming ??= warmRequestPath().catch(() => {});
     const deadline = this.#clock.now() + leaseMs;
     for (;;) {
       let read: Awaited<ReturnType<typeof store.read>>;

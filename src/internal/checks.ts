@@ -173,17 +173,23 @@ function kindOf(value: unknown): string {
   }
 }
 
-/** A Redis client as `billing-sdk/redis` uses it: anything with a `sendCommand` method. */
+/**
+ * A Redis client as `billing-sdk/redis` uses it: anything with a `sendCommand` method (node-redis's
+ * clients, an adapter), or with `call` and a boolean `isCluster` (ioredis's `Redis` and `Cluster`).
+ */
 export const redisClient: Rule = (v) => {
   let sendCommand: unknown;
+  let call: unknown;
+  let isCluster: unknown;
   try {
-    sendCommand = (v as { sendCommand?: unknown } | null)?.sendCommand;
+    const client = v as { sendCommand?: unknown; call?: unknown; isCluster?: unknown } | null;
+    ({ sendCommand, call, isCluster } = client ?? {});
   } catch {
     // A revoked proxy or a throwing getter is no client either.
   }
-  return typeof sendCommand === 'function'
+  return typeof sendCommand === 'function' || (typeof call === 'function' && typeof isCluster === 'boolean')
     ? undefined
-    : 'must be a Redis client with sendCommand (node-redis, or an adapter)';
+    : 'must be a Redis client: node-redis (createClient, createCluster), ioredis (Redis, Cluster), or an object with sendCommand(args)';
 };
 
 /**

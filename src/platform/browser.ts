@@ -29,6 +29,9 @@ export async function loadLruCache(): Promise<{ LRUCache: typeof LRUCache }> {
   return { LRUCache };
 }
 
+/** Nothing to load ahead here: no undici, and ky's module start-up costs a browser little. */
+export async function warmRequestPath(): Promise<void> {}
+
 /** Static here, so a bundler drops it from apps that never verify (lazy, it would share signing's chunk). */
 export async function loadJoseVerify(): Promise<typeof joseVerify> {
   return joseVerify;

@@ -17,6 +17,8 @@
  * - `loadPRetry`, `loadJoseVerify`, `loadLruCache`: loaded on first use on servers (import time); static in
  *   bundles, where a chunk of their own would cost more bytes than it saves (p-retry) or be shared
  *   with signing (jose's verify part).
+ * - `warmRequestPath`: loads ky and (in Node) undici ahead of a first request (warm.ts); nothing to
+ *   do in the browser build, whose first request loads no more than any other.
  */
 
 export { defaultEngine } from './default-engine.js';
@@ -25,3 +27,4 @@ export { loadJoseVerify } from './load-jose-verify.js';
 export { loadLruCache } from './load-lru-cache.js';
 export { loadPRetry } from './load-p-retry.js';
 export { userAgent } from './user-agent.js';
+export { warmRequestPath } from './warm.js';

@@ -1,27 +1,21 @@
 import type { AccessStore, AccessStoreRead } from '../access/store.js';
 import { InvalidRequestError } from '../core/errors/index.js';
-import {
-  check,
-  checkArgs,
-  checkOptions,
-  integer,
-  positiveNumber,
-  type Rule,
-  redisClient,
-  required,
-  text,
-} from '../internal/checks.js';
+import { checkArgs, checkOptions, integer, positiveNumber, type Rule, text } from '../internal/checks.js';
 import { isWellFormed } from '../util/well-formed.js';
 import { watchInvalidations } from './access-watch.js';
-import { evalScript, px, type RedisLike, replyText } from './client.js';
-import { INVALIDATE, POLL, READ, RELEASE, WRITE } from './lua/access.js';
+import { adaptClient, type RedisClient } from './adapt.js';
+import { evalScript, px, replyText } from './client.js';
+import { keyPrefix, tagged } from './keys.js';
+import { DROP, NOTIFY, POLL, READ, RELEASE, WRITE } from './lua/access.js';
 import { storeFailure, unexpectedReply } from './store-errors.js';
 
 /** Options of {@link redisAccessStore}. */
 export interface RedisAccessStoreOptions {
   /**
    * Start of every key of the store; default `'billing-sdk:access:'`. Instances sharing a prefix
-   * share answers and invalidations: give each service (each API key) its own.
+   * share answers and invalidations: give each service (each API key) its own. No hash tag is
+   * needed for Redis Cluster: the store tags its keys itself (a tag in the prefix puts every key
+   * of the store in that one slot).
    */
   prefix?: string | undefined;
   /**
@@ -44,7 +38,7 @@ export interface RedisAccessStoreOptions {
 const OPERATION = 'redisAccessStore';
 
 const optionRules = {
-  prefix: [text],
+  prefix: [text, keyPrefix],
   timeoutMs: [positiveNumber],
   pollIntervalMs: [positiveNumber],
   streamMaxLen: [integer(1)],
@@ -54,29 +48,32 @@ const optionRules = {
 const name: Rule = (v) =>
   typeof v === 'string' && isWellFormed(v) ? undefined : 'must be a string without a lone UTF-16 surrogate';
 
+/** How long an account's generation hash lives at least, in ms (lua/access.ts: it may expire). */
+const GENERATION_MS = 24 * 60 * 60 * 1000;
+
 /**
- * The tokens of the leases this store took. The contract passes no lease token to write and
- * release, so the store remembers them: releasing then never deletes a lease that expired and
- * another instance took since. Entries go on write or release; the sweep only bounds a caller
- * that does neither.
+ * The tokens of the leases this store took, with the lease's key. The contract passes no lease
+ * token to write and release (nor the account to release), so the store remembers them: releasing
+ * then never deletes a lease that expired and another instance took since. Entries go on write or
+ * release; the sweep only bounds a caller that does neither.
  */
 function leaseBook() {
-  const leases = new Map<string, { token: string; until: number }>();
+  const leases = new Map<string, { token: string; until: number; leaseKey: string }>();
   let sweepAt = 1_024;
   return {
-    remember(key: string, token: string, leaseMs: number): void {
+    remember(key: string, token: string, leaseMs: number, leaseKey: string): void {
       if (leases.size >= sweepAt) {
         const now = Date.now();
         for (const [k, lease] of leases) if (lease.until < now) leases.delete(k);
         sweepAt = Math.max(1_024, leases.size * 2);
       }
-      leases.set(key, { token, until: Date.now() + leaseMs });
+      leases.set(key, { token, until: Date.now() + leaseMs, leaseKey });
     },
-    /** The key's token, forgotten; `''` when this store holds no lease on it. */
-    take(key: string): string {
+    /** The key's lease, forgotten; `undefined` when this store holds none on it. */
+    take(key: string): { token: string; leaseKey: string } | undefined {
       const lease = leases.get(key);
       leases.delete(key);
-      return lease?.token ?? '';
+      return lease;
     },
   };
 }
@@ -101,13 +98,21 @@ function leaseBook() {
  * what the store never writes), and the cache goes on with its own memory and the service (told to
  * its `onError`). Use a Redis that does not evict keys
  * without a TTL (any `maxmemory-policy` but `allkeys-*`): an evicted counter loses an invalidation.
- * With Redis Cluster, give the prefix a hash tag (`'billing-sdk:{access}:'`) so every key of the
- * store is in one slot.
  *
- * @param client - A connected node-redis client (`createClient()` from `redis`), or any
- * {@link RedisLike}. It is not closed here: the application owns it.
+ * Redis Cluster works with the default options: an account's answers, leases and generation share
+ * the account's hash tag (`<prefix>{<account>}:…`), so each lookup is one script in one slot and
+ * accounts spread over every master; the invalidation stream and its counter share the store's
+ * own tag (`<prefix>{<prefix>}:…`), one slot every instance polls (a store per prefix spreads
+ * them). `invalidate` is therefore two steps: the account's (new generation, answers dropped),
+ * then the stream's. Each step may run twice (a resend after a lost answer): `read` with its
+ * token finds the lease it took, `write` stores the same answer again or is refused, `release`
+ * finds nothing left, and an account invalidated (or told) twice is as invalidated as once.
+ *
+ * @param client - A connected client: node-redis (`createClient()` or `createCluster()` from
+ * `redis`), ioredis (`new Redis()` or `new Cluster()`), or any {@link RedisLike}; see
+ * {@link RedisClient}. It is not closed here: the application owns it.
  * @param options - See {@link RedisAccessStoreOptions}; a bad one (or options that are not a plain
- * object, or a client without `sendCommand`) throws `InvalidRequestError` naming it.
+ * object, or a client none of these) throws `InvalidRequestError` naming it.
  * @example
  * ```ts
  * import { createClient } from 'redis';
@@ -124,17 +129,20 @@ function leaseBook() {
  * }
  * ```
  */
-export function redisAccessStore(client: RedisLike, options: RedisAccessStoreOptions = {}): AccessStore {
-  check(OPERATION, { client }, { client: [required, redisClient] });
+export function redisAccessStore(client: RedisClient, options: RedisAccessStoreOptions = {}): AccessStore {
+  const runner = adaptClient(OPERATION, client);
   const given = checkOptions(OPERATION, options, optionRules) as RedisAccessStoreOptions;
   const prefix = given.prefix ?? 'billing-sdk:access:';
   const timeoutMs = given.timeoutMs ?? 500;
   const pollMs = given.pollIntervalMs ?? 25;
   const streamMaxLen = given.streamMaxLen ?? 10_000;
-  const meta = `${prefix}meta`;
-  const stream = `${prefix}inv`;
+  const own = tagged(prefix, prefix);
+  const meta = `${own}:meta`;
+  const stream = `${own}:inv`;
+  /** The start of every key of `account`: they share its hash tag. */
+  const of = (account: string) => tagged(prefix, account);
   const run = (operation: string, script: string, keys: string[], args: (string | number)[]) =>
-    evalScript(client, script, keys, args, timeoutMs).catch((error: unknown) => {
+    evalScript(runner, script, keys, args, timeoutMs).catch((error: unknown) => {
       throw storeFailure(`${OPERATION}.${operation}`, error);
     });
 
@@ -148,17 +156,19 @@ export function redisAccessStore(client: RedisLike, options: RedisAccessStoreOpt
         ['leaseMs', [positiveNumber], leaseMs],
       ]);
       const token = crypto.randomUUID();
+      const base = of(account);
+      const leaseKey = `${base}:l:${key}`;
       const reply = await run(
         'read',
         READ,
-        [`${prefix}a:${key}`, `${prefix}l:${key}`, `${prefix}g:${account}`, meta],
-        [px(leaseMs), token],
+        [`${base}:a:${key}`, leaseKey, `${base}:g`],
+        [px(leaseMs), token, GENERATION_MS],
       );
       const [rawGeneration, rawLeased, rawAnswer, rawAge] = Array.isArray(reply) ? reply : [];
       const generation = replyText(rawGeneration);
       if (generation === undefined) throw unexpectedReply(`${OPERATION}.read`, reply);
       const leased = Number(rawLeased) === 1;
-      if (leased) leases.remember(key, token, leaseMs);
+      if (leased) leases.remember(key, token, leaseMs, leaseKey);
       const json = replyText(rawAnswer);
       if (json === undefined) return { generation, leased };
       let stored: { v?: unknown; ttl: number };
@@ -188,31 +198,26 @@ export function redisAccessStore(client: RedisLike, options: RedisAccessStoreOpt
           { field: 'value', message: `must be JSON-serialisable (${(error as Error).message})` },
         ]);
       }
-      const keys = [
-        `${prefix}a:${key}`,
-        `${prefix}l:${key}`,
-        `${prefix}g:${account}`,
-        meta,
-        `${prefix}k:${account}`,
-      ];
-      return Number(await run('write', WRITE, keys, [generation, json, life, leases.take(key)])) === 1;
+      const base = of(account);
+      const keys = [`${base}:a:${key}`, `${base}:l:${key}`, `${base}:g`, `${base}:k`];
+      const token = leases.take(key)?.token ?? '';
+      return Number(await run('write', WRITE, keys, [generation, json, life, token])) === 1;
     },
 
     async release(key) {
       checkArgs(`${OPERATION}.release`, [['key', [name], key]]);
-      const token = leases.take(key);
+      const lease = leases.take(key);
       // Not this instance's lease (never taken, or already given up): nothing of its own to give up.
-      if (token) await run('release', RELEASE, [`${prefix}l:${key}`], [token]);
+      if (lease) await run('release', RELEASE, [lease.leaseKey], [lease.token]);
     },
 
     async invalidate(account) {
       checkArgs(`${OPERATION}.invalidate`, [['account', [name], account]]);
-      await run(
-        'invalidate',
-        INVALIDATE,
-        [`${prefix}g:${account}`, `${prefix}k:${account}`, meta, stream],
-        [account, streamMaxLen, crypto.randomUUID()],
-      );
+      // The account's slot first (answers gone from Redis), then the stream's: an instance told
+      // before the answers were gone could read one back from Redis and keep it.
+      const base = of(account);
+      await run('invalidate', DROP, [`${base}:g`, `${base}:k`], [crypto.randomUUID(), GENERATION_MS]);
+      await run('invalidate', NOTIFY, [meta, stream], [account, streamMaxLen, crypto.randomUUID()]);
     },
 
     watch: (listener, onError) =>

@@ -1,36 +1,24 @@
 import { StoreError } from '../core/errors/index.js';
-
-/**
- * The one method of a Redis client this entry uses: send a command, get its reply. node-redis (the
- * `redis` package, v4 and v5) has it as is, so its client is passed directly; for ioredis, adapt it
- * in one line: `{ sendCommand: (args) => redis.call(args[0]!, ...args.slice(1)) }`.
- *
- * Replies are read as RESP2 gives them through node-redis's default type mapping: integers as
- * numbers, bulk strings as strings, arrays as arrays.
- */
-export interface RedisLike {
-  /** Sends one command, e.g. `['EVAL', script, '1', key, arg]`, and resolves with its reply. */
-  sendCommand(args: string[]): Promise<unknown>;
-}
+import type { CommandRunner } from './adapt.js';
 
 /**
  * Runs a Lua script: each script is one atomic step in Redis, whatever other processes send
  * meanwhile. EVAL rather than EVALSHA: Redis caches the compiled script either way, and the few
  * hundred bytes resent per call buy not having to handle NOSCRIPT after a restart or failover.
+ * On a cluster the script goes to the master serving its first key's slot: every key of a script
+ * shares one hash tag (keys.ts), so that is where all of them are.
  * Rejects with the client's own error, or a {@link StoreError} `'unavailable'` after `timeoutMs`:
  * each helper turns either into the error its users meet.
  */
 export function evalScript(
-  client: RedisLike,
+  runner: CommandRunner,
   script: string,
   keys: string[],
   args: (string | number)[],
   timeoutMs: number,
 ): Promise<unknown> {
   const command = ['EVAL', script, String(keys.length), ...keys, ...args.map(String)];
-  // A sync throw (a client used after quit, say) becomes a rejection like any other failure.
-  const reply = Promise.resolve().then(() => client.sendCommand(command));
-  return withTimeout(reply, timeoutMs);
+  return withTimeout(runner.send(command, keys[0] ?? ''), timeoutMs);
 }
 
 /**

@@ -1,17 +1,20 @@
 import type { Cooldown, CooldownGrant } from '../core/cooldown.js';
 import type { StoreError } from '../core/errors/index.js';
-import { check, checkOptionsObject, redisClient, required } from '../internal/checks.js';
+import { check, checkOptionsObject } from '../internal/checks.js';
 import { safely } from '../util/safely.js';
-import { evalScript, px, type RedisLike } from './client.js';
+import { adaptClient, type RedisClient } from './adapt.js';
+import { evalScript, px } from './client.js';
+import { keyPrefix, tagged } from './keys.js';
 import { ACQUIRE, COOL, END } from './lua/cooldown.js';
 import { storeFailure, unexpectedReply } from './store-errors.js';
 
 /** Options of {@link redisCooldown}. */
 export interface RedisCooldownOptions {
   /**
-   * Start of the cooldown's three keys (`<prefix>wait`, `<prefix>cooling`, `<prefix>probe`); default
-   * `'billing-sdk:cooldown:'`. Processes sharing a prefix share one cooldown: give each API key
-   * (each rate limit of the service) its own.
+   * Start of the cooldown's three keys (`<prefix>{<prefix>}:wait`, `…:cooling`, `…:probe`: the
+   * prefix is also their hash tag, so on a Redis Cluster they share a slot, and cooldowns of
+   * other prefixes land elsewhere); default `'billing-sdk:cooldown:'`. Processes sharing a prefix
+   * share one cooldown: give each API key (each rate limit of the service) its own.
    */
   prefix?: string | undefined;
   /**
@@ -58,10 +61,17 @@ const COOLING_TTL_MS = 60 * 60 * 1000;
  * {@link billing-sdk!StoreError}), and Redis is left alone for `pauseAfterErrorMs`. Costs one script
  * per request, and one more after a 429 or a probe.
  *
- * @param client - A connected node-redis client (`createClient()` from `redis`), or any
- * {@link RedisLike}. It is not closed here: the application owns it.
- * @throws {@link billing-sdk!InvalidRequestError} when `client` has no `sendCommand`, or `options`
- * is not a plain object.
+ * Redis Cluster: the three keys share the prefix's hash tag, so each script runs on the one master
+ * of that slot; every request of every process asks that master, so give each API key its prefix
+ * and their cooldowns spread. Each script may run twice (a resend after a lost answer) with the
+ * same outcome: `acquire` finds the probe lease its token took and answers `probe` again; a 429's
+ * window only grows, so reporting it twice changes nothing; ending a probe twice finds it ended.
+ *
+ * @param client - A connected client: node-redis (`createClient()` or `createCluster()` from
+ * `redis`), ioredis (`new Redis()` or `new Cluster()`), or any {@link RedisLike}; see
+ * {@link RedisClient}. It is not closed here: the application owns it.
+ * @throws {@link billing-sdk!InvalidRequestError} when `client` is none of these, `options` is not
+ * a plain object, or `prefix` is no string (or holds an empty `{}`).
  * @example
  * ```ts
  * import { createClient } from 'redis';
@@ -72,11 +82,13 @@ const COOLING_TTL_MS = 60 * 60 * 1000;
  * const billing = new BillingClient({ cooldown: redisCooldown(redis, { onError: console.warn }) });
  * ```
  */
-export function redisCooldown(client: RedisLike, options: RedisCooldownOptions = {}): Cooldown {
-  check('redisCooldown', { client }, { client: [required, redisClient] });
+export function redisCooldown(client: RedisClient, options: RedisCooldownOptions = {}): Cooldown {
+  const runner = adaptClient('redisCooldown', client);
   checkOptionsObject('redisCooldown', options);
-  const prefix = options.prefix ?? 'billing-sdk:cooldown:';
-  const keys = [`${prefix}wait`, `${prefix}cooling`, `${prefix}probe`];
+  const { prefix = 'billing-sdk:cooldown:' } = options;
+  check('redisCooldown', { prefix }, { prefix: [keyPrefix] });
+  const base = tagged(prefix, prefix);
+  const keys = [`${base}:wait`, `${base}:cooling`, `${base}:probe`];
   const leaseMs = px(options.probeLeaseMs ?? 10_000);
   const pollMs = options.pollIntervalMs ?? 50;
   const timeoutMs = options.timeoutMs ?? 500;
@@ -89,7 +101,7 @@ export function redisCooldown(client: RedisLike, options: RedisCooldownOptions =
     void safely(() => options.onError?.(error));
   };
   const run = (step: string, script: string, args: (string | number)[]) =>
-    evalScript(client, script, keys, args, timeoutMs).catch((error: unknown) => {
+    evalScript(runner, script, keys, args, timeoutMs).catch((error: unknown) => {
       throw storeFailure(`redisCooldown.${step}`, error);
     });
   /** Reports a 429 (or the probe's answer); never rejects, since the SDK awaits it after each attempt. */

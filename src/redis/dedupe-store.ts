@@ -1,7 +1,10 @@
-import { check, checkOptionsObject, redisClient, required } from '../internal/checks.js';
+import { StoreError } from '../core/errors/index.js';
+import { check, checkOptionsObject } from '../internal/checks.js';
 import type { ClaimOutcome, DedupeStore } from '../webhooks/dedupe.js';
-import { evalScript, px, type RedisLike } from './client.js';
+import { adaptClient, type CommandRunner, type RedisClient } from './adapt.js';
+import { evalScript, px } from './client.js';
 import { CLAIM, COMPLETE, RELEASE, RENEW } from './lua/dedupe.js';
+import { confirmedReplicas, type ReplicaWait, replicaRules, replicaWait } from './replicas.js';
 import { storeFailure, unexpectedReply } from './store-errors.js';
 
 /** Options of {@link redisDedupeStore}. */
@@ -18,6 +21,19 @@ export interface RedisDedupeStoreOptions {
    * retries), in ms. Default 2 000.
    */
   timeoutMs?: number | undefined;
+  /**
+   * How many replicas must hold an id's done mark before `complete` resolves: after the mark, the
+   * store sends `WAIT waitReplicas waitTimeoutMs` on the same connection, and when fewer replicas
+   * confirmed it in time, `complete` rejects with {@link billing-sdk!StoreError} `'not_replicated'`
+   * (the handler answers 500; the sender's retry finds the id done, unless a failover lost the
+   * mark, and then runs `onEvent` again: the duplicate this option exists to prevent once the mark
+   * was confirmed). Default 0: resolve once the master stored it. The cost: a replication round
+   * trip per delivery, and WAIT holds the client's connection meanwhile (other commands on it wait).
+   * WAIT is not strong consistency: a mark confirmed by a replica lost with its master is lost too.
+   */
+  waitReplicas?: number | undefined;
+  /** How long WAIT waits for `waitReplicas` replicas before `complete` fails, in ms. Default 1 000. */
+  waitTimeoutMs?: number | undefined;
 }
 
 /** Claim values carry a prefix, so no token can ever read as `done`. */
@@ -29,16 +45,28 @@ const OUTCOMES: readonly unknown[] = ['claimed', 'processing', 'done'] satisfies
  * A {@link DedupeStore} in Redis, for several instances receiving webhooks: each step is one Lua
  * script, so two instances given the same delivery at the same moment cannot both claim it. Claims
  * expire through Redis's own clock (PX), so instances with skewed clocks still agree. Keys:
- * `<prefix><transaction_id>`, holding `claim:<token>` while claimed and `done` once processed.
+ * `<prefix><transaction_id>`, holding `claim:<token>` while claimed and `done:claim:<token>` once
+ * processed.
+ *
+ * Redis Cluster: every script touches the one key of its id, so no step can be `CROSSSLOT`, and
+ * the keys carry no hash tag on purpose: each id hashes whole, so deliveries spread over every
+ * master (a tag per id space would put every delivery on one master for no gain, the scripts being
+ * single-key). A prefix holding a tag of its own (`'{hooks}:'`) puts them all on its one slot.
+ *
+ * Each script may run twice (ioredis resends a command whose connection dropped before the
+ * answer came, and a caller retries a step that timed out) with the same outcome: `claim` with the
+ * same token finds its own claim and answers `'claimed'` again; `renew` extends again; `complete`
+ * finds its own done mark and answers `true` again; `release` finds nothing left to delete.
  *
  * Pass it as the `dedupe` option of `createWebhookHandler` or `createNodeWebhookHandler`. When
  * Redis is down or slow, every method rejects with a {@link billing-sdk!StoreError} (code
  * `'unavailable'`, or `'unexpected_reply'` when Redis answers what the store never writes) and the
  * handler answers 500 without running `onEvent`, telling its `onError`: the sender retries later.
  *
- * @param client - A connected node-redis client (`createClient()` from `redis`), or any
- * {@link RedisLike}. It is not closed here: the application owns it.
- * @throws {@link billing-sdk!InvalidRequestError} when `client` has no `sendCommand`, or `options`
+ * @param client - A connected client: node-redis (`createClient()` or `createCluster()` from
+ * `redis`), ioredis (`new Redis()` or `new Cluster()`), or any {@link RedisLike}; see
+ * {@link RedisClient}. It is not closed here: the application owns it.
+ * @throws {@link billing-sdk!InvalidRequestError} when `client` is none of these, or `options`
  * is not a plain object.
  * @example
  * ```ts
@@ -50,14 +78,18 @@ const OUTCOMES: readonly unknown[] = ['claimed', 'processing', 'done'] satisfies
  * const handler = createNodeWebhookHandler({ onEvent, dedupe: redisDedupeStore(redis) });
  * ```
  */
-export function redisDedupeStore(client: RedisLike, options: RedisDedupeStoreOptions = {}): DedupeStore {
-  check('redisDedupeStore', { client }, { client: [required, redisClient] });
+export function redisDedupeStore(client: RedisClient, options: RedisDedupeStoreOptions = {}): DedupeStore {
+  const runner = adaptClient('redisDedupeStore', client);
   checkOptionsObject('redisDedupeStore', options);
+  // Only these two are checked here (the others kept their lenient reading): a bad one is named.
+  const { waitReplicas, waitTimeoutMs } = options;
+  check('redisDedupeStore', { waitReplicas, waitTimeoutMs }, replicaRules);
+  const replicas = replicaWait(options);
   const prefix = options.prefix ?? 'billing-sdk:webhook:';
   const doneTtlMs = px(options.doneTtlMs ?? 7 * 24 * 60 * 60 * 1000);
   const timeoutMs = options.timeoutMs ?? 2_000;
   const run = (step: string, script: string, id: string, args: (string | number)[]) =>
-    evalScript(client, script, [prefix + id], args, timeoutMs).catch((error: unknown) => {
+    evalScript(runner, script, [prefix + id], args, timeoutMs).catch((error: unknown) => {
       throw storeFailure(`redisDedupeStore.${step}`, error);
     });
   return {
@@ -70,10 +102,39 @@ export function redisDedupeStore(client: RedisLike, options: RedisDedupeStoreOpt
       return Number(await run('renew', RENEW, id, [claimValue(token), px(ttlMs)])) === 1;
     },
     async complete(id, token) {
-      return Number(await run('complete', COMPLETE, id, [claimValue(token), doneTtlMs])) === 1;
+      const held = Number(await run('complete', COMPLETE, id, [claimValue(token), doneTtlMs])) === 1;
+      if (replicas.replicas > 0) await confirmDone(runner, prefix + id, replicas, timeoutMs);
+      return held;
     },
     async release(id, token) {
       await run('release', RELEASE, id, [claimValue(token)]);
     },
   };
+}
+
+/**
+ * After a done mark: resolves once WAIT, on the connection that wrote it, confirmed that
+ * `wait.replicas` replicas hold it; otherwise rejects with a {@link StoreError} `'not_replicated'`
+ * (the mark stays on the master: the sender's retry finds the id done unless a failover lost it).
+ */
+async function confirmDone(
+  runner: CommandRunner,
+  key: string,
+  wait: ReplicaWait,
+  timeoutMs: number,
+): Promise<void> {
+  const where = 'redisDedupeStore.complete: the done mark was written';
+  let confirmed: number;
+  try {
+    confirmed = await confirmedReplicas(runner, key, wait, timeoutMs);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new StoreError('not_replicated', `${where}, but WAIT failed: ${why}`, { cause: error });
+  }
+  if (confirmed < wait.replicas) {
+    throw new StoreError(
+      'not_replicated',
+      `${where}, but ${confirmed} of ${wait.replicas} replica(s) confirmed it within ${wait.timeoutMs} ms: a failover could lose it`,
+    );
+  }
 }

@@ -3,8 +3,11 @@
  * dedupe store (`redisDedupeStore`), the shared 429 cooldown (`redisCooldown`), the store of access
  * answers (`redisAccessStore`: `createAccessCache`'s answers, leases and invalidations) and the
  * durable spool of the usage tracker (`redisSpool`), on a Redis client the application passes in.
- * Nothing here imports a Redis package: pass a connected node-redis client (`redis` on npm, v4 or
- * v5), or adapt another client to {@link RedisLike}.
+ * Nothing here imports a Redis package: pass a connected client as it is, node-redis (`redis` on
+ * npm, v4 or v5: `createClient()` or `createCluster()`) or ioredis (v5 or later: `new Redis()` or
+ * `new Cluster()`), recognised by their shapes ({@link RedisClient}), or adapt another client to
+ * {@link RedisLike}. Every part runs on one Redis node or on a Redis Cluster with its default
+ * options: the keys of each atomic step share one hash tag the SDK chooses.
  *
  * Every failure is typed: the stores reject (and tell `onError`) with a {@link StoreError}, the
  * spool with a {@link SpoolError}, each with a `code`; the Redis client's own error is the `cause`.
@@ -19,7 +22,7 @@ export {
   type StoreErrorCode,
 } from '../core/errors/index.js';
 export { type RedisAccessStoreOptions, redisAccessStore } from './access-store.js';
-export type { RedisLike } from './client.js';
+export type { IoRedisLike, NodeRedisClusterLike, RedisClient, RedisLike } from './adapt.js';
 export { type RedisCooldownOptions, redisCooldown } from './cooldown.js';
 export { type RedisDedupeStoreOptions, redisDedupeStore } from './dedupe-store.js';
 export { type RedisSpoolOptions, redisSpool } from './spool.js';

@@ -1,3 +1,5 @@
+import type { ReplicaWait } from './replicas.js';
+
 /**
  * What the parts of one `redisSpool` share: where its entries are, who it is in the group, and
  * how to run a script on the stream (every script's one key is the stream, so it runs on Redis
@@ -18,6 +20,13 @@ export interface SpoolStream {
   readonly held: Set<string>;
   /** Runs one of lua/spool.ts's scripts on the stream; rejects with the client's error or on the timeout. */
   run(script: string, args: (string | number)[]): Promise<unknown>;
+  /** How many replicas must confirm an append or a replace (0: none asked), and for how long WAIT waits. */
+  readonly replicas: ReplicaWait;
+  /**
+   * WAIT on the connection that ran the spool's scripts: how many replicas hold its writes so far.
+   * Rejects with the client's error or on the timeout.
+   */
+  confirm(): Promise<number>;
 }
 
 /** Ids per script for acks, pending checks and renewals: bounds how long one script holds Redis. */

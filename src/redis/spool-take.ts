@@ -1,11 +1,13 @@
 import type { SpoolEntry, SpooledEvent } from '../tracker/spool.js';
 import { ACK, TAKE } from './lua/spool.js';
+import { withdrawWindowMs } from './spool-replicas.js';
 import type { SpoolStream } from './spool-stream.js';
 
 /**
  * The `take` of a `redisSpool`, one step at a time (two at once would read the same own pending
  * entries): this consumer's own pending entries first (what it held before a restart), then
- * entries other consumers left idle past the claim time, then new ones. Keeps its cursors in both
+ * entries other consumers left idle past the claim time, then new ones (with `waitReplicas`, only
+ * those appended longer ago than {@link withdrawWindowMs}). Keeps its cursors in both
  * pending lists between takes. `reopen` makes the group again when the stream was deleted under it
  * (FLUSHALL, a Redis without persistence restarted). Rejects with the client's error, or a plain
  * `Error` on a reply of another shape (the spool types both).
@@ -17,9 +19,10 @@ export function taker(
   /** Cursor in this consumer's own pending entries, `''` once they were all handed out. */
   let ownCursor = '0';
   let claimCursor = '0-0';
+  const freshAfter = withdrawWindowMs(spool);
 
   return async (max) => {
-    const args = [spool.group, spool.consumer, max, ownCursor, spool.claimIdleMs, claimCursor];
+    const args = [spool.group, spool.consumer, max, ownCursor, spool.claimIdleMs, claimCursor, freshAfter];
     let reply: unknown;
     try {
       reply = await spool.run(TAKE, args);

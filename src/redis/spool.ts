@@ -1,11 +1,14 @@
 import { InvalidRequestError, SpoolError } from '../core/errors/index.js';
-import { check, checkOptionsObject, integer, redisClient, required, text } from '../internal/checks.js';
+import { check, checkOptionsObject, integer, text } from '../internal/checks.js';
 import type { Spool } from '../tracker/spool.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
-import { evalScript, px, type RedisLike } from './client.js';
+import { adaptClient, type RedisClient } from './adapt.js';
+import { evalScript, px } from './client.js';
 import { ACK, PENDING, SIZE } from './lua/spool.js';
+import { confirmedReplicas, replicaRules, replicaWait } from './replicas.js';
 import { RedisClock, writeBeforeDeadline } from './spool-clock.js';
 import { leaveGroup, openGroup, startHeartbeat } from './spool-group.js';
+import { replicated } from './spool-replicas.js';
 import { chunked, type SpoolStream } from './spool-stream.js';
 import { taker } from './spool-take.js';
 
@@ -31,6 +34,32 @@ export interface RedisSpoolOptions {
   claimIdleMs?: number | undefined;
   /** How long to wait for Redis before a step fails with {@link SpoolError}, in ms. Default 2 000. */
   timeoutMs?: number | undefined;
+  /**
+   * How many replicas must hold an appended event before `append` (and so `track`) resolves: after
+   * the write, the spool sends `WAIT waitReplicas waitTimeoutMs` on the same connection, and when
+   * fewer replicas confirmed it in time, `append` rejects with {@link SpoolError} `'not_replicated'`
+   * (and withdraws the entries no instance was handed yet), so no `track` resolves for an event a
+   * failover could lose. A `replace` (the aggregate of an `aggregate` window) waits the same way.
+   * So that a withdrawn entry is never sent, an instance takes a new entry only once it is
+   * `waitTimeoutMs` + 500 ms old: give every instance sharing a stream the same `waitReplicas`.
+   * Default 0: resolve once the master stored it, as Redis acknowledges any write.
+   *
+   * The cost: every append waits for the replication round trip (well under a millisecond on a
+   * LAN, more across zones), WAIT holds the client's connection meanwhile (other commands sent on
+   * it queue behind: a dedicated client for the spool avoids that), events reach the service
+   * `waitTimeoutMs` + 500 ms later, and while fewer replicas than this are reachable (a promoted
+   * replica has none until its old master rejoins), every `track` fails after `waitTimeoutMs`.
+   * A rejected `track` may still be recorded (an entry an instance took meanwhile, a master that
+   * died before it could withdraw it): retried with the same `event_key`, it counts once.
+   *
+   * WAIT is not strong consistency: a confirmed entry is lost all the same when the master and
+   * every replica that had it are lost, or when a replica that had not got it is promoted (with
+   * several replicas, another than the one that confirmed; a manual `FAILOVER FORCE`/`TAKEOVER`;
+   * `cluster-replica-validity-factor 0`). It narrows the window; it does not close every one.
+   */
+  waitReplicas?: number | undefined;
+  /** How long WAIT waits for `waitReplicas` replicas before the append fails, in ms. Default 1 000. */
+  waitTimeoutMs?: number | undefined;
 }
 
 const STREAM_ID = /^\d+-\d+$/;
@@ -43,13 +72,15 @@ const rules = {
   consumer: [text],
   claimIdleMs: [integer(1, MAX_TIMER_MS)],
   timeoutMs: [integer(1, MAX_TIMER_MS)],
+  ...replicaRules,
 };
 
 /**
  * A durable {@link Spool} in a Redis stream, shared by several instances of a service through a
  * consumer group: pass it as the `spool` option of `createUsageTracker`. `track` resolves once
  * Redis stored the event (XADD): as durable as Redis is (its AOF `appendfsync` setting, its
- * replicas). Every instance sends new events from the shared stream; an instance that dies leaves
+ * replicas); with `waitReplicas`, once that many replicas hold it too, so a master failing over
+ * loses no event whose `track` resolved. Every instance sends new events from the shared stream; an instance that dies leaves
  * its unacknowledged entries pending, and another claims them after `claimIdleMs` and sends them
  * with their original keys, which the service answers `idempotent: true` if they had gone through.
  *
@@ -63,12 +94,24 @@ const rules = {
  * The stream holds only what is not acknowledged: `ack` acknowledges and deletes (XACK + XDEL), so
  * it stays as long as the backlog, with no trimming that could cut entries not sent yet. Consumers
  * that left nothing pending are removed from the group (on `close`, and on `open` for dead ones).
- * Needs Redis 6.2 or later (XAUTOCLAIM). Every key is the stream's, so it runs on Redis Cluster.
+ * Needs Redis 6.2 or later (XAUTOCLAIM).
  *
- * @param client - A connected node-redis client (`createClient()` from `redis`), or any
- * {@link RedisLike}. It is not closed here: the application owns it.
+ * Redis Cluster works as is: every script's one key is the stream, so no step can be `CROSSSLOT`,
+ * and the stream needs no hash tag. One stream is one key, so one master serves every append and
+ * take of it (and one replica copies them): past what one master takes, spread the events over
+ * several spools with their own `stream` names (say per service or per shard of your accounts),
+ * which hash to different slots. A re-run after an unknown outcome (ioredis resends a command
+ * whose connection dropped; a caller retries a `track` that failed): an append carries a deadline
+ * (a late run writes nothing), and one that ran twice leaves two entries with one `event_key`,
+ * which the service records once; a replace run twice finds its members gone and writes nothing
+ * (`'conflict'`); take, ack, pending, size, open and close change nothing the second time (a
+ * take's entries, handed out twice, are one consumer's pending entries, sent once).
+ *
+ * @param client - A connected client: node-redis (`createClient()` or `createCluster()` from
+ * `redis`), ioredis (`new Redis()` or `new Cluster()`), or any {@link RedisLike}; see
+ * {@link RedisClient}. It is not closed here: the application owns it.
  * @throws {@link billing-sdk!InvalidRequestError} when an option is invalid, naming it (`options`
- * when they are not a plain object), or when `client` has no `sendCommand`.
+ * when they are not a plain object), or when `client` is none of these.
  * @example
  * ```ts
  * import { createClient } from 'redis';
@@ -82,13 +125,14 @@ const rules = {
  * await tracker.track({ account_ref_id: 'acct_1', product_code: 'api', meter_code: 'calls', quantity: 1 });
  * ```
  */
-export function redisSpool(client: RedisLike, options: RedisSpoolOptions = {}): Spool {
-  check('redisSpool', { client }, { client: [required, redisClient] });
+export function redisSpool(client: RedisClient, options: RedisSpoolOptions = {}): Spool {
+  const runner = adaptClient('redisSpool', client);
   // A bad field is named as given (`claimIdleMs`); options that are no object are named `options`.
   checkOptionsObject('redisSpool', options);
   check('redisSpool', options, rules);
   const stream = options.stream ?? 'billing-sdk:usage';
   const timeoutMs = options.timeoutMs ?? 2_000;
+  const replicas = replicaWait(options);
   const spool: SpoolStream = {
     stream,
     group: options.group ?? 'billing-sdk',
@@ -96,7 +140,9 @@ export function redisSpool(client: RedisLike, options: RedisSpoolOptions = {}): 
     claimIdleMs: px(options.claimIdleMs ?? 30_000),
     timeoutMs,
     held: new Set(),
-    run: (script, args) => evalScript(client, script, [stream], args, timeoutMs),
+    run: (script, args) => evalScript(runner, script, [stream], args, timeoutMs),
+    replicas,
+    confirm: () => confirmedReplicas(runner, stream, replicas, timeoutMs),
   };
   const clock = new RedisClock(timeoutMs);
   const takeNow = taker(spool, () => openGroup(spool, clock));
@@ -159,6 +205,7 @@ export function redisSpool(client: RedisLike, options: RedisSpoolOptions = {}): 
         const ids = reply[2];
         if (!Array.isArray(ids) || ids.length !== events.length)
           throw new Error(`unexpected Redis reply to an append: ${JSON.stringify(reply)}`);
+        await replicated(spool, 'append', ids.map(String));
         return ids.map(String);
       }),
 
@@ -178,14 +225,16 @@ export function redisSpool(client: RedisLike, options: RedisSpoolOptions = {}): 
     },
 
     async replace(members, aggregate) {
-      const reply = await guarded('replace', () => {
+      const reply = await guarded('replace', async () => {
         const bad = members.find((id) => !STREAM_ID.test(id));
         if (bad !== undefined)
           throw new InvalidRequestError('redisSpool.replace', [
             { field: 'members', message: `holds ${JSON.stringify(bad)}, not an id of this spool` },
           ]);
         const args = [spool.group, spool.consumer, JSON.stringify(aggregate), ...members];
-        return writeBeforeDeadline(spool, clock, 'replace', args);
+        const written = await writeBeforeDeadline(spool, clock, 'replace', args);
+        if (written[0] === 'ok') await replicated(spool, 'replace', [String(written[2])]);
+        return written;
       });
       if (reply[0] !== 'ok') {
         const why = reply[0] === 'gone' ? 'was acknowledged already' : 'was claimed by another instance';

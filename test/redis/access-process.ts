@@ -5,9 +5,9 @@
 // instance's cache dropped the account's answers. Times (`at`) are the host's clock in ms with
 // sub-ms precision, comparable between processes of one host.
 import { createInterface } from 'node:readline';
-import { createClient } from 'redis';
 import { BillingClient, createAccessCache } from '../../src/index.js';
-import { redisAccessStore } from '../../src/redis/index.js';
+import { type RedisClient, redisAccessStore } from '../../src/redis/index.js';
+import { connectFromEnv } from './clients.js';
 import { print } from './print.js';
 
 const env = (name: string): string => {
@@ -17,11 +17,13 @@ const env = (name: string): string => {
 };
 const now = () => performance.timeOrigin + performance.now();
 
-const redis = createClient({ url: env('REDIS_URL') });
-redis.on('error', () => {});
-await redis.connect();
+// The client the test asked for (clients.ts): node-redis or ioredis, one node or a cluster.
+const redis = await connectFromEnv();
 
-const store = redisAccessStore(redis, { prefix: env('PREFIX'), timeoutMs: Number(env('REDIS_TIMEOUT_MS')) });
+const store = redisAccessStore(redis.client as RedisClient, {
+  prefix: env('PREFIX'),
+  timeoutMs: Number(env('REDIS_TIMEOUT_MS')),
+});
 const onErrors: string[] = [];
 const access = createAccessCache(
   new BillingClient({ apiKey: env('API_KEY'), baseUrl: env('BASE_URL'), logLevel: 'off', maxRetries: 0 }),

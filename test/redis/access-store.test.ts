@@ -84,6 +84,10 @@ function watching(store: AccessStore) {
 
 const LEASE = 10_000;
 const ACCOUNT = 'acct:1';
+/** A key of an account in the store of `prefix`: the account is the keys' hash tag (src/redis/keys.ts). */
+const accountKey = (prefix: string, account: string, rest: string) => `${prefix}{${account}}:${rest}`;
+/** A key of the store's own (the invalidation stream, its counter): the prefix is their hash tag. */
+const ownKey = (prefix: string, name: string) => `${prefix}{${prefix}}:${name}`;
 
 describe('redisAccessStore: options and arguments', () => {
   it('refuses bad options in one InvalidRequestError naming each, before anything is sent', () => {
@@ -170,13 +174,17 @@ describe('redisAccessStore: the contract step by step', () => {
     expect(seen.answer!.ageMs).toBeLessThan(5_000);
 
     const c = connected.client;
-    expect(JSON.parse((await c.get(`${prefix}a:k`))!)).toEqual({ v: value, ttl: 30_000, life: 60_000 });
-    const pttl = await c.pTTL(`${prefix}a:k`);
+    expect(JSON.parse((await c.get(accountKey(prefix, ACCOUNT, 'a:k')))!)).toEqual({
+      v: value,
+      ttl: 30_000,
+      life: 60_000,
+    });
+    const pttl = await c.pTTL(accountKey(prefix, ACCOUNT, 'a:k'));
     expect(pttl).toBeGreaterThan(55_000);
     expect(pttl).toBeLessThanOrEqual(60_000);
-    expect(await c.exists(`${prefix}l:k`)).toBe(0);
-    expect(await c.sMembers(`${prefix}k:${ACCOUNT}`)).toEqual([`${prefix}a:k`]);
-    expect(await c.pTTL(`${prefix}k:${ACCOUNT}`)).toBeGreaterThan(55_000);
+    expect(await c.exists(accountKey(prefix, ACCOUNT, 'l:k'))).toBe(0);
+    expect(await c.sMembers(accountKey(prefix, ACCOUNT, 'k'))).toEqual([accountKey(prefix, ACCOUNT, 'a:k')]);
+    expect(await c.pTTL(accountKey(prefix, ACCOUNT, 'k'))).toBeGreaterThan(55_000);
   });
 
   it('a write is refused after an invalidate between its read and it: nothing stored, the lease freed', async () => {
@@ -202,9 +210,9 @@ describe('redisAccessStore: the contract step by step', () => {
     const other = await b.read('k', ACCOUNT, LEASE);
     expect(other.leased).toBe(false);
     expect(await b.write('k', ACCOUNT, other.generation, 'b', 30_000, 60_000)).toBe(true);
-    expect(await connected.client.exists(`${prefix}l:k`)).toBe(1);
+    expect(await connected.client.exists(accountKey(prefix, ACCOUNT, 'l:k'))).toBe(1);
     await a.release('k');
-    expect(await connected.client.exists(`${prefix}l:k`)).toBe(0);
+    expect(await connected.client.exists(accountKey(prefix, ACCOUNT, 'l:k'))).toBe(0);
     expect((await c.read('k', ACCOUNT, LEASE)).answer?.value).toBe('b');
   });
 
@@ -212,7 +220,10 @@ describe('redisAccessStore: the contract step by step', () => {
     const { prefix, stores } = newStores(3);
     const [a, b, c] = stores as [AccessStore, AccessStore, AccessStore];
     expect((await a.read('k', ACCOUNT, 100)).leased).toBe(true);
-    await until('the lease expired', async () => (await connected.client.exists(`${prefix}l:k`)) === 0);
+    await until(
+      'the lease expired',
+      async () => (await connected.client.exists(accountKey(prefix, ACCOUNT, 'l:k'))) === 0,
+    );
     expect((await b.read('k', ACCOUNT, LEASE)).leased).toBe(true);
     await a.release('k');
     expect((await c.read('k', ACCOUNT, LEASE)).leased).toBe(false);
@@ -226,7 +237,7 @@ describe('redisAccessStore: the contract step by step', () => {
     const { generation } = await a.read('k', ACCOUNT, LEASE);
     await a.write('k', ACCOUNT, generation, true, 1_000, 600_000);
     // Only Redis's count of the key's remaining life moves: 5 s older at once, to every instance.
-    await connected.client.pExpire(`${prefix}a:k`, 595_000);
+    await connected.client.pExpire(accountKey(prefix, ACCOUNT, 'a:k'), 595_000);
     const aged = await a.read('k', ACCOUNT, LEASE);
     expect(aged.answer!.ageMs).toBeGreaterThanOrEqual(5_000);
     expect(aged.answer!.ageMs).toBeLessThan(5_500);
@@ -254,11 +265,14 @@ describe('redisAccessStore: the contract step by step', () => {
     const [a] = stores as [AccessStore];
     const { generation } = await a.read('k', ACCOUNT, LEASE);
     await a.write('k', ACCOUNT, generation, true, 50, 150);
-    const pttl = await connected.client.pTTL(`${prefix}a:k`);
+    const pttl = await connected.client.pTTL(accountKey(prefix, ACCOUNT, 'a:k'));
     expect(pttl).toBeGreaterThan(0);
     expect(pttl).toBeLessThanOrEqual(150);
     expect((await a.read('k', ACCOUNT, LEASE)).answer?.value).toBe(true);
-    await until('the answer expired', async () => (await connected.client.exists(`${prefix}a:k`)) === 0);
+    await until(
+      'the answer expired',
+      async () => (await connected.client.exists(accountKey(prefix, ACCOUNT, 'a:k'))) === 0,
+    );
     expect(await a.read('k', ACCOUNT, LEASE)).toEqual({ generation, leased: true });
   });
 
@@ -280,7 +294,7 @@ describe('redisAccessStore: the contract step by step', () => {
       expect(read.answer?.value).toBe(key);
       expect(read.generation).toBe(otherGeneration);
     }
-    expect(await connected.client.exists(`${prefix}k:${ACCOUNT}`)).toBe(0);
+    expect(await connected.client.exists(accountKey(prefix, ACCOUNT, 'k'))).toBe(0);
   });
 
   it('keys and accounts of any characters stay apart', async () => {
@@ -432,7 +446,7 @@ describe('redisAccessStore: watch', () => {
       // MAXLEN ~ trims whole stream nodes (100 entries by default): 400 beyond 10 is well past one.
       const writer = redisAccessStore(others[0]!, { prefix, streamMaxLen: 10 });
       for (let i = 0; i < 400; i++) await writer.invalidate(`acct-${i}`);
-      expect(await connected.client.xLen(`${prefix}inv`)).toBeLessThan(400);
+      expect(await connected.client.xLen(ownKey(prefix, 'inv'))).toBeLessThan(400);
       cut.open();
       await until('undefined told', () => watch.events.includes(undefined));
       await writer.invalidate('later');
@@ -451,7 +465,7 @@ describe('redisAccessStore: watch', () => {
       await until('the first poll answered', () => cut.counts.answered >= 1);
       cut.close();
       await redisAccessStore(others[0]!, { prefix }).invalidate('lost');
-      await connected.client.del(`${prefix}inv`);
+      await connected.client.del(ownKey(prefix, 'inv'));
       cut.open();
       await until('undefined told', () => watch.events.length >= 1);
       expect(watch.events).toEqual([undefined]);
@@ -632,7 +646,8 @@ describe('redisAccessStore failures are typed: a StoreError with its code, in re
 
   it('a key of another type under the prefix (put there by hand): StoreError unexpected_reply, in the watch too', async () => {
     const prefix = uniquePrefix('wrong-type');
-    await connected.client.set(`${prefix}meta`, 'not a hash');
+    await connected.client.set(accountKey(prefix, ACCOUNT, 'g'), 'not a hash');
+    await connected.client.set(ownKey(prefix, 'meta'), 'not a hash');
     const store = redisAccessStore(connected.client, { prefix });
     const error = await store.read('k', ACCOUNT, LEASE).catch((e: unknown) => e);
     expect(codeOf(error)).toBe('unexpected_reply');

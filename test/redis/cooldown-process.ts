@@ -2,9 +2,9 @@
 // (MODE=redis) or its own in-process one (MODE=memory). Prints {"type":"ready"}, waits for "go" on
 // stdin, then runs LOOPS concurrent calls (each retrying through the storm) and prints the outcome.
 import { createInterface } from 'node:readline';
-import { createClient } from 'redis';
 import { BillingClient } from '../../src/index.js';
-import { redisCooldown } from '../../src/redis/index.js';
+import { type RedisClient, redisCooldown } from '../../src/redis/index.js';
+import { connectFromEnv } from './clients.js';
 import { print } from './print.js';
 
 const env = (name: string): string => {
@@ -13,9 +13,8 @@ const env = (name: string): string => {
   return value;
 };
 
-const redis = createClient({ url: env('REDIS_URL') });
-redis.on('error', () => {});
-await redis.connect();
+// The client the test asked for (clients.ts): node-redis or ioredis, one node or a cluster.
+const redis = await connectFromEnv();
 const redisErrors: string[] = [];
 const billing = new BillingClient({
   apiKey: env('API_KEY'),
@@ -24,7 +23,10 @@ const billing = new BillingClient({
   maxRetries: 30,
   cooldown:
     env('MODE') === 'redis'
-      ? redisCooldown(redis, { prefix: env('PREFIX'), onError: (e) => void redisErrors.push(String(e)) })
+      ? redisCooldown(redis.client as RedisClient, {
+          prefix: env('PREFIX'),
+          onError: (e) => void redisErrors.push(String(e)),
+        })
       : undefined,
 });
 

@@ -12,6 +12,8 @@ const connected = useRedisClient(redis);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const isGo = (grant: CooldownGrant) => 'release' in grant;
+/** A key of the cooldown of `prefix`: the prefix is also the keys' hash tag (src/redis/keys.ts). */
+const cooldownKey = (prefix: string, name: string) => `${prefix}{${prefix}}:${name}`;
 
 cooldownContract('memoryCooldown', async () => {
   let now = 1_000_000;
@@ -70,8 +72,8 @@ describe('redisCooldown across processes (two cooldowns on one Redis stand for t
     const fresh = await cooldown.acquire(Date.now());
     if (!isGo(stale) || !isGo(fresh)) throw new Error('expected two probes in turn');
     await stale.release(Date.now(), undefined); // the cooldown is over: the service answered
-    expect(await connected.client.exists(`${prefix}cooling`)).toBe(0);
-    expect(await connected.client.get(`${prefix}probe`)).not.toBeNull(); // the fresh probe's lease stands
+    expect(await connected.client.exists(cooldownKey(prefix, 'cooling'))).toBe(0);
+    expect(await connected.client.get(cooldownKey(prefix, 'probe'))).not.toBeNull(); // the fresh probe's lease stands
   });
 });
 
@@ -170,11 +172,11 @@ describe('redisCooldown failures reach onError typed: a StoreError with its code
     const prefix = uniquePrefix('wrong-type');
     const errors: unknown[] = [];
     const cooldown = redisCooldown(connected.client, { prefix, onError: (e) => void errors.push(e) });
-    await connected.client.set(`${prefix}cooling`, '1');
+    await connected.client.set(cooldownKey(prefix, 'cooling'), '1');
     const probe = await cooldown.acquire(Date.now());
     if (!isGo(probe)) throw new Error('expected the probe');
-    await connected.client.del(`${prefix}probe`);
-    await connected.client.hSet(`${prefix}probe`, 'not', 'ours');
+    await connected.client.del(cooldownKey(prefix, 'probe'));
+    await connected.client.hSet(cooldownKey(prefix, 'probe'), 'not', 'ours');
     await probe.release(Date.now(), undefined);
     expect(isBillingError(errors[0], 'StoreError') && errors[0].code).toBe('unexpected_reply');
     expect(String(errors[0])).toMatch(/^StoreError: redisCooldown\.release: .*WRONGTYPE/);

@@ -38,8 +38,25 @@ describe('redisDedupeStore in Redis', () => {
     expect(claimTtl).toBeGreaterThan(25_000);
     expect(claimTtl).toBeLessThanOrEqual(30_000);
     await store.complete('tx-1', 'token-1');
-    expect(await connected.client.get(`${prefix}tx-1`)).toBe('done');
+    expect(await connected.client.get(`${prefix}tx-1`)).toBe('done:claim:token-1');
     expect(await connected.client.pTTL(`${prefix}tx-1`)).toBeGreaterThan(3_500_000);
+  });
+
+  it('each step run twice (a resend after a lost answer) answers as the first run did', async () => {
+    const store = redisDedupeStore(connected.client, { prefix: uniquePrefix('twice') });
+    expect(await store.claim('tx', 't', 30_000)).toBe('claimed');
+    expect(await store.claim('tx', 't', 30_000)).toBe('claimed');
+    expect(await store.renew('tx', 't', 30_000)).toBe(true);
+    expect(await store.renew('tx', 't', 30_000)).toBe(true);
+    expect(await store.complete('tx', 't')).toBe(true);
+    expect(await store.complete('tx', 't')).toBe(true);
+    // Another token's complete after it is told the claim was not its own.
+    expect(await store.complete('tx', 'u')).toBe(false);
+    expect(await store.claim('tx', 'v', 30_000)).toBe('done');
+    expect(await store.claim('tx2', 't', 30_000)).toBe('claimed');
+    await store.release('tx2', 't');
+    await store.release('tx2', 't');
+    expect(await store.claim('tx2', 'u', 30_000)).toBe('claimed');
   });
 
   it('a token that reads "done" cannot pass for the done mark', async () => {

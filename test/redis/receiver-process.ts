@@ -4,9 +4,9 @@
 // across killed processes. What onEvent does is read from the event's account_ref_id:
 // "hang" never resolves, "slow-<ms>" takes that long, "flaky" fails the first attempt of an id.
 import { createServer } from 'node:http';
-import { createClient } from 'redis';
 import { createNodeWebhookHandler } from '../../src/index.js';
-import { redisDedupeStore } from '../../src/redis/index.js';
+import { type RedisClient, redisDedupeStore } from '../../src/redis/index.js';
+import { connectFromEnv } from './clients.js';
 import { print } from './print.js';
 
 const env = (name: string): string => {
@@ -18,23 +18,22 @@ const prefix = env('PREFIX');
 const eventMs = Number(env('EVENT_MS'));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-const redis = createClient({ url: env('REDIS_URL') });
-redis.on('error', () => {});
-await redis.connect();
+// The client the test asked for (clients.ts): node-redis or ioredis, one node or a cluster.
+const redis = await connectFromEnv();
 
 const handler = createNodeWebhookHandler({
-  dedupe: redisDedupeStore(redis, { prefix: `${prefix}webhook:` }),
+  dedupe: redisDedupeStore(redis.client as RedisClient, { prefix: `${prefix}webhook:` }),
   claimTtlMs: Number(env('CLAIM_TTL_MS')),
   onEvent: async (event) => {
     const id = event.transaction_id;
     const how = event.account_ref_id;
     print({ type: 'start', id });
     if (how.includes('hang')) await new Promise(() => {});
-    if (how.includes('flaky') && Number(await redis.sendCommand(['INCR', `${prefix}attempts:${id}`])) === 1) {
+    if (how.includes('flaky') && Number(await redis.command(['INCR', `${prefix}attempts:${id}`])) === 1) {
       throw new Error('flaky: first attempt fails');
     }
     await sleep(Number(/slow-(\d+)/.exec(how)?.[1] ?? eventMs));
-    await redis.sendCommand(['RPUSH', `${prefix}completions`, id]);
+    await redis.command(['RPUSH', `${prefix}completions`, id]);
     print({ type: 'done', id });
   },
 });

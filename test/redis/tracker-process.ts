@@ -7,10 +7,10 @@
 // then {"type":"tracked-all"}. On "close": closes the tracker, prints {"type":"closed","unsent",
 // "stats"} and exits.
 import { createInterface } from 'node:readline';
-import { createClient } from 'redis';
 import { BillingClient } from '../../src/index.js';
-import { redisSpool } from '../../src/redis/index.js';
+import { type RedisClient, redisSpool } from '../../src/redis/index.js';
 import { createUsageTracker } from '../../src/tracker/tracker.js';
+import { connectFromEnv } from './clients.js';
 import { print } from './print.js';
 
 const env = (name: string): string => {
@@ -26,9 +26,8 @@ const run = env('RUN');
 const PACE_MS = 30;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-const redis = createClient({ url: env('REDIS_URL') });
-redis.on('error', () => {});
-await redis.connect();
+// The client the test asked for (clients.ts): node-redis or ioredis, one node or a cluster.
+const redis = await connectFromEnv();
 
 const billing = new BillingClient({
   baseUrl: env('BASE_URL'),
@@ -37,7 +36,7 @@ const billing = new BillingClient({
   retryDelay: () => 20,
 });
 const tracker = createUsageTracker(billing, {
-  spool: redisSpool(redis, {
+  spool: redisSpool(redis.client as RedisClient, {
     stream: env('STREAM'),
     consumer: env('CONSUMER'),
     claimIdleMs: Number(env('CLAIM_IDLE_MS')),

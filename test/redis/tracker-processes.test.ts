@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockServer, startMockServer } from '../../src/testing/index.js';
-import { connectRedis, type NodeRedis, uniquePrefix } from './connect.js';
+import { uniquePrefix } from './connect.js';
 import { buildChild, type Child, type Message, spawnChild } from './processes.js';
-import { useRedisServer } from './redis-server.js';
+import { KINDS, type Target, useTargets } from './targets.js';
 
 // Three instances of a service, each with createUsageTracker on one redisSpool stream, track a few
 // thousand events against the mock; one is SIGKILLed midway with entries pending in the group. The
 // two others claim those entries once idle and send them with their original keys. In the end the
 // mock holds every tracked event exactly once, under the key `track` returned, and the total is
-// exact; also with 10% of the mock's answers dropped after it recorded the event.
+// exact; also with 10% of the mock's answers dropped after it recorded the event. On one
+// redis-server (node-redis), and on a Redis Cluster with node-redis's createCluster and ioredis's Cluster.
 
 const CHILDREN = 3;
 const COUNT = 900; // events per child
@@ -18,24 +19,18 @@ const CLAIM_IDLE_MS = 1_000;
 const METER = ['acct_active', 'api-gateway', 'api_calls'] as const;
 const EVENTS_PATH = '/api/usage/events/';
 
-const redis = useRedisServer();
-let client: NodeRedis;
+const targets = useTargets();
 let bundle: { file: string; remove(): void };
 let mock: MockServer;
 const spawned: Child[] = [];
 
 beforeAll(async () => {
-  [client, bundle, mock] = await Promise.all([
-    connectRedis(redis.server.url),
-    buildChild('./tracker-process.ts'),
-    startMockServer(),
-  ]);
+  [bundle, mock] = await Promise.all([buildChild('./tracker-process.ts'), startMockServer()]);
 }, 60_000);
 afterAll(async () => {
   await Promise.all(spawned.map((c) => c.kill()));
   bundle?.remove();
   await mock?.close();
-  await client?.close();
 });
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -54,16 +49,13 @@ async function until(
 }
 
 /** Entries pending in the group under `consumer`: id and how many times each was delivered. */
-async function pendingOf(stream: string, consumer: string): Promise<string[]> {
-  const reply = (await client.sendCommand([
-    'XPENDING',
-    stream,
-    'billing-sdk',
-    '-',
-    '+',
-    '100000',
-    consumer,
-  ])) as [string, string, number, number][];
+async function pendingOf(target: Target, stream: string, consumer: string): Promise<string[]> {
+  const reply = (await target.command(['XPENDING', stream, 'billing-sdk', '-', '+', '100000', consumer])) as [
+    string,
+    string,
+    number,
+    number,
+  ][];
   return reply.map(([id]) => id);
 }
 
@@ -79,7 +71,7 @@ const tracked = (c: Child, child: number): Tracked[] =>
     .filter((m): m is Message & { n: number; key: string; quantity: number } => m.type === 'tracked')
     .map((m) => ({ child, n: m.n, key: m.key, quantity: m.quantity }));
 
-async function scenario(label: string): Promise<void> {
+async function scenario(label: string, target: Target): Promise<void> {
   const run = randomUUID().slice(0, 8);
   const stream = uniquePrefix(`tracker-${label}`);
   const consumers = Array.from({ length: CHILDREN }, (_, i) => `instance-${i}-${run}`);
@@ -88,7 +80,7 @@ async function scenario(label: string): Promise<void> {
 
   const children = consumers.map((consumer, i) =>
     spawnChild(bundle.file, {
-      REDIS_URL: redis.server.url,
+      ...target.env,
       STREAM: stream,
       CONSUMER: consumer,
       CLAIM_IDLE_MS: String(CLAIM_IDLE_MS),
@@ -112,18 +104,18 @@ async function scenario(label: string): Promise<void> {
       'child 0 midway, with entries pending',
       async () => {
         if (tracked(doomed, 0).length < COUNT * 0.3) return false;
-        atKill = await pendingOf(stream, consumers[0] as string);
+        atKill = await pendingOf(target, stream, consumers[0] as string);
         return atKill.length > 0;
       },
       () => ({ tracked: tracked(doomed, 0).length, pending: atKill.length, last: doomed.messages.at(-1) }),
     );
     await doomed.kill('SIGKILL');
-    const left = await pendingOf(stream, consumers[0] as string);
+    const left = await pendingOf(target, stream, consumers[0] as string);
     expect(left.length).toBeGreaterThan(0); // the dead instance left entries behind
     // Their keys, read while they are in the stream: they must be recorded all the same.
     const orphanKeys = await Promise.all(
       left.map(async (id) => {
-        const [[, fields]] = (await client.sendCommand(['XRANGE', stream, id, id])) as [[string, string[]]];
+        const [[, fields]] = (await target.command(['XRANGE', stream, id, id])) as [[string, string[]]];
         return (JSON.parse(fields[1] as string) as { event_key: string }).event_key;
       }),
     );
@@ -134,11 +126,11 @@ async function scenario(label: string): Promise<void> {
     // The survivors send everything, the dead instance's pending entries included (claimed once idle).
     await until(
       'the stream drained',
-      async () => (await client.xLen(stream)) === 0,
+      async () => Number(await target.command(['XLEN', stream])) === 0,
       () => children.map((c) => c.messages.at(-1)),
       60_000,
     );
-    expect(await pendingOf(stream, consumers[0] as string)).toEqual([]);
+    expect(await pendingOf(target, stream, consumers[0] as string)).toEqual([]);
     for (const c of survivors) c.send('close');
     const closed = await Promise.all(survivors.map((c) => c.next((m) => m.type === 'closed', 30_000)));
     for (const m of closed) expect(m.unsent).toBe(0);
@@ -194,7 +186,7 @@ describe('3 processes tracking usage through one redisSpool stream, one SIGKILLe
     mock.reset();
     // Each request takes 20 ms, so sends lag behind tracking and entries wait in the group.
     mock.faults.add({ method: 'POST', path: EVENTS_PATH, delayMs: 20, times: Number.POSITIVE_INFINITY });
-    await scenario('plain');
+    await scenario('plain', targets('node-redis'));
   }, 120_000);
 
   it('the same with 10% of the answers dropped after the mock recorded the event', async () => {
@@ -207,6 +199,16 @@ describe('3 processes tracking usage through one redisSpool stream, one SIGKILLe
       times: Number.POSITIVE_INFINITY,
     });
     mock.faults.add({ method: 'POST', path: EVENTS_PATH, delayMs: 20, times: Number.POSITIVE_INFINITY });
-    await scenario('dropped answers');
+    await scenario('dropped answers', targets('node-redis'));
   }, 120_000);
+
+  it.each(KINDS.filter((kind) => kind.endsWith('-cluster')))(
+    'on a Redis Cluster with %s: every tracked event is recorded exactly once, the total is exact',
+    async (kind) => {
+      mock.reset();
+      mock.faults.add({ method: 'POST', path: EVENTS_PATH, delayMs: 20, times: Number.POSITIVE_INFINITY });
+      await scenario(`cluster, ${kind}`, targets(kind));
+    },
+    120_000,
+  );
 });

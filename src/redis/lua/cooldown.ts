@@ -1,5 +1,6 @@
 /**
- * The Lua scripts of `redisCooldown`, one atomic step each. Every script gets the same three keys:
+ * The Lua scripts of `redisCooldown`, one atomic step each. Every script gets the same three keys,
+ * which share one hash tag (keys.ts):
  * - KEYS[1] `wait`: exists while a Retry-After window runs; its PTTL is the wait.
  * - KEYS[2] `cooling`: a 429 came and no probe has been answered since.
  * - KEYS[3] `probe`: the prober's token, under a lease (PX).
@@ -8,7 +9,8 @@
  */
 
 /**
- * Asks whether a request may go. ARGV[1] a fresh token, ARGV[2] the probe's lease in ms.
+ * Asks whether a request may go. ARGV[1] a fresh token, ARGV[2] the probe's lease in ms. Run
+ * twice with one token (a resend), it finds the lease its first run took and answers probe again.
  * Answers `{'wait', ms}` (a window runs), `{'free'}` (no cooldown), `{'probe'}` (this request is the
  * probe, its token now holds the lease) or `{'held', ms}` (another probe is out; its lease's PTTL).
  */
@@ -16,6 +18,7 @@ export const ACQUIRE = `local wait = redis.call('PTTL', KEYS[1])
 if wait > 0 then return {'wait', wait} end
 if redis.call('EXISTS', KEYS[2]) == 0 then return {'free'} end
 if redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'probe'} end
+if redis.call('GET', KEYS[3]) == ARGV[1] then return {'probe'} end
 return {'held', redis.call('PTTL', KEYS[3])}`;
 
 /**

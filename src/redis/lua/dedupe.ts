@@ -1,13 +1,17 @@
 /**
  * The Lua scripts of `redisDedupeStore`, one atomic step each. Every script works on one key, the
  * delivery id's (`KEYS[1]`), which holds `claim:<token>` while a delivery is processed and
- * {@link DONE} once it was.
+ * {@link DONE} followed by that claim value once it was (`done:claim:<token>`): a `complete` run
+ * twice then knows the mark is its own.
  *
  * @module
  */
 
-/** The value of an id's key once its delivery was processed. Claim values carry a prefix, so no token reads as it. */
-export const DONE = 'done';
+/**
+ * The start of an id's value once its delivery was processed (the claim value that completed it
+ * follows). Claim values start with `claim:`, so no claim reads as done.
+ */
+export const DONE = 'done:';
 
 /**
  * Claims an id unless it is done or claimed by another token. A missing key reads as false.
@@ -15,7 +19,7 @@ export const DONE = 'done';
  * Answers `'claimed'`, `'processing'` (another token holds it) or `'done'`.
  */
 export const CLAIM = `local v = redis.call('GET', KEYS[1])
-if v == '${DONE}' then return 'done' end
+if v and string.sub(v, 1, ${DONE.length}) == '${DONE}' then return 'done' end
 if v and v ~= ARGV[1] then return 'processing' end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 'claimed'`;
@@ -33,10 +37,12 @@ return 0`;
 /**
  * Marks the id done, held or not: the event was processed either way. KEYS[1] the id's key.
  * ARGV[1] the claim value, ARGV[2] how long the id stays done, in ms.
- * Answers 1 when the claim was still held, 0 when it had expired or another token held it.
+ * Answers 1 when the claim was still held (or this claim's own done mark is there: a run
+ * repeated), 0 when it had expired or another token held it.
  */
-export const COMPLETE = `local held = redis.call('GET', KEYS[1]) == ARGV[1]
-redis.call('SET', KEYS[1], '${DONE}', 'PX', ARGV[2])
+export const COMPLETE = `local v = redis.call('GET', KEYS[1])
+local held = v == ARGV[1] or v == '${DONE}' .. ARGV[1]
+redis.call('SET', KEYS[1], '${DONE}' .. ARGV[1], 'PX', ARGV[2])
 if held then return 1 end
 return 0`;
 

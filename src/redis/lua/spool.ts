@@ -75,7 +75,9 @@ return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
  * One step of a take: this consumer's own pending entries first while ARGV[4] (the cursor in them)
  * is not `''`, then entries other consumers left idle longer than ARGV[5] ms (XAUTOCLAIM from the
  * cursor ARGV[6]), then new entries (non-blocking: the client's connection is the app's). An entry
- * deleted meanwhile, or not written by a spool, is acknowledged and dropped.
+ * deleted meanwhile, or not written by a spool, is acknowledged and dropped. With ARGV[7] > 0 (ms),
+ * only new entries appended at least that long ago are read (entry ids are Redis's time of the
+ * XADD): an append waiting for its replicas may still withdraw its entries meanwhile.
  * ARGV[1] the group, ARGV[2] the consumer, ARGV[3] how many entries at most.
  * Answers `{own cursor, claim cursor, id, json, id, json, ...}`.
  */
@@ -112,8 +114,21 @@ if room() > 0 then
   out[2] = r[1]
   collect(r[2])
 end
-if room() > 0 then
-  local r = redis.call('XREADGROUP', 'GROUP', g, c, 'COUNT', room(), 'STREAMS', s, '>')
+local fresh = room()
+local delay = tonumber(ARGV[7]) or 0
+if fresh > 0 and delay > 0 then
+  local last = '0-0'
+  for _, info in ipairs(redis.call('XINFO', 'GROUPS', s)) do
+    local f = {}
+    for i = 1, #info, 2 do f[info[i]] = info[i + 1] end
+    if f.name == g then last = f['last-delivered-id'] end
+  end
+  local t = redis.call('TIME')
+  local cutoff = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - delay
+  fresh = cutoff > 0 and #redis.call('XRANGE', s, '(' .. last, tostring(cutoff), 'COUNT', fresh) or 0
+end
+if fresh > 0 then
+  local r = redis.call('XREADGROUP', 'GROUP', g, c, 'COUNT', fresh, 'STREAMS', s, '>')
   if type(r) == 'table' and r[1] then collect(r[1][2]) end
 end
 return out`;
@@ -174,3 +189,22 @@ for _, held in ipairs(summary[4]) do
   if held[1] ~= ARGV[2] then others = others + tonumber(held[2]) end
 end
 return len - others`;
+
+/**
+ * Withdraws appended entries that no consumer was handed yet (after too few replicas confirmed
+ * them): an entry still in the stream and pending under no consumer was never read, so deleting it
+ * means it is never sent. One handed out already is left to its holder.
+ * ARGV[1] the group, ARGV[2..] the ids. Answers how many were handed out already (and left).
+ */
+export const WITHDRAW = `local handed = 0
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  if #redis.call('XRANGE', KEYS[1], id, id) > 0 then
+    if #redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1) == 0 then
+      redis.call('XDEL', KEYS[1], id)
+    else
+      handed = handed + 1
+    end
+  end
+end
+return handed`;
