@@ -61,7 +61,44 @@
 // from the cache, every call timed, one fresh child per --rounds (goal p99 ≤ 20 µs). --skip takes
 // throughput,percall.
 //
-// RESULTS.md: each mode (--workloads, --access, --tracker, --gate) writes only its own section, between
+//   npm run bench -- --invalidation               # invalidation across instances (about 1 min on 2 cores)
+//   npm run bench -- --invalidation --invalidation-rounds 20 --skip cluster --out /tmp/inv.md
+//
+// Invalidation mode (bench/invalidation.mjs, invalidation-child.mjs; issue 28): 4 fresh processes share
+// `redisAccessStore`, on one redis-server, then on a 3-master, 3-replica Redis Cluster (made by
+// test/redis/cluster.ts); each round the account flips at the mock, every process looks it up every 2 ms
+// while one invalidates: the delay from `invalidate` to each process seeing the new state over
+// --invalidation-rounds (60) rounds, p50/p99/max (goal p99 ≤ 100 ms), and requests per round (1).
+// --skip takes node,cluster.
+//
+//   npm run bench -- --postgres                   # billing-sdk/postgres (about 2 min on 2 cores)
+//   npm run bench -- --postgres --events 5000 --skip inbox --out /tmp/pg.md
+//
+// Postgres mode (bench/postgres.mjs, postgres-child.mjs; issue 27): a PostgreSQL cluster of the run's own
+// (test/postgres/cluster-server.mjs), node-postgres (and postgres.js), the SDK's mock in this process.
+// txcost: the app's transaction (BEGIN; INSERT; COMMIT) with and without `track(…, { transaction })`
+// inside, alternating blocks, each timed: p50/p99 of both and the difference (and of its statement
+// alone). relay: --events N (20 000) events in the outbox, then 1 relay process vs 3 drain them to the
+// mock: events/s, each key once (then 3 000 with the mock answering after 20 ms). latency: one idle relay, events committed one at a time: COMMIT returned → the mock received
+// it, p50/p99/max (goal p99 ≤ 100 ms; default pollMs, so NOTIFY is measured). inbox: webhook
+// deliveries/s through createWebhookHandler with postgresDedupeStore and the row written through
+// `{ transaction }` vs the memory store, 16 in flight, one row per event. --skip takes
+// txcost,relay,latency,inbox.
+//
+//   npm run bench -- --redis                      # billing-sdk/redis, one node vs a cluster (about 2 min on 2 cores)
+//   npm run bench -- --redis --rounds 1 --redis-window 200 --skip wait --out /tmp/redis.md
+//
+// Redis mode (bench/redis.mjs, redis-child.mjs, redis-harness.mjs; issue 28): one redis-server vs a
+// 3-master, 3-replica Redis Cluster (the tests' harness, test/redis/*.ts), the SDK's mock in this
+// process; one fresh child per --rounds (3), the four clients (ioredis Redis / Cluster, node-redis
+// createClient / createCluster) connected at once, measured in alternating blocks of --redis-window ms
+// (500) windows, 16 calls in flight, every call timed. ops: the shared access lookup (createAccessCache
+// on redisAccessStore, each lookup a store read that finds another instance's answer), the dedupe claim
+// (a fresh id; on the cluster also every id in one slot) and the spool append: ops/s and p50/p99.
+// wait: spool append with and without `waitReplicas: 1` (a master with one replica; the cluster), 1 and
+// 16 in flight: p50/p99 and appends/s. --skip takes ops,wait.
+//
+// RESULTS.md: each mode (--workloads, --access, --tracker, --gate, --invalidation, --postgres, --redis) writes only its own section, between
 // `<!-- <mode>:start -->` and `<!-- <mode>:end -->` (appended at the end when missing), and leaves the
 // rest of the file as it is (bench/sections.mjs); the normal run rewrites the file and carries every mode
 // section over unchanged. A partial mode run (--skip, --only) rewrites its section with only what it
@@ -82,7 +119,22 @@ import {
 } from './access.mjs';
 import { measureColdImports } from './cold-import.mjs';
 import { GATE_PARTS, renderGateCompact, renderGateMarkdown, runGate, summarizeGate } from './gate.mjs';
+import {
+  INVALIDATION_PARTS,
+  renderInvalidationCompact,
+  renderInvalidationMarkdown,
+  runInvalidation,
+  summarizeInvalidation,
+} from './invalidation.mjs';
 import { measureMemory } from './memory.mjs';
+import {
+  POSTGRES_PARTS,
+  renderPostgresCompact,
+  renderPostgresMarkdown,
+  runPostgres,
+  summarizePostgres,
+} from './postgres.mjs';
+import { REDIS_PARTS, renderRedisCompact, renderRedisMarkdown, runRedis, summarizeRedis } from './redis.mjs';
 import { BASELINE, renderCompact, renderMarkdown, summarize } from './report.mjs';
 import { extractSections, spliceSection } from './sections.mjs';
 import { resultOf, runNode, startServing } from './spawn.mjs';
@@ -141,8 +193,13 @@ const { values: flags } = parseArgs({
     'access-seconds': { type: 'string', default: '60' },
     tracker: { type: 'boolean', default: false },
     gate: { type: 'boolean', default: false },
+    invalidation: { type: 'boolean', default: false },
+    'invalidation-rounds': { type: 'string', default: '60' },
+    postgres: { type: 'boolean', default: false },
+    redis: { type: 'boolean', default: false },
+    'redis-window': { type: 'string', default: '500' },
     latency: { type: 'string', default: '20' },
-    // 2000 for --workloads, 10 000 (the drain) for --tracker.
+    // 2000 for --workloads, 10 000 (the drain) for --tracker, 20 000 (the outbox) for --postgres.
     events: { type: 'string' },
     storm: { type: 'string', default: '10000' },
     help: { type: 'boolean', default: false },
@@ -167,7 +224,9 @@ function positiveInt(name, value) {
 }
 const workloadMode = flags.workloads;
 /** The mode section this run writes, or null for the normal run. */
-const mode = ['workloads', 'access', 'tracker', 'gate'].filter((m) => flags[m]);
+const mode = ['workloads', 'access', 'tracker', 'gate', 'invalidation', 'postgres', 'redis'].filter(
+  (m) => flags[m],
+);
 if (mode.length > 1) usage(`--${mode.join(' and --')}: one mode at a time`);
 const sectionMode = mode[0] ?? null;
 const rounds = positiveInt('rounds', flags.rounds ?? (sectionMode ? '3' : '5'));
@@ -186,6 +245,9 @@ const modeParts = {
   access: ACCESS_PARTS,
   tracker: TRACKER_PARTS,
   gate: GATE_PARTS,
+  invalidation: INVALIDATION_PARTS,
+  postgres: POSTGRES_PARTS,
+  redis: REDIS_PARTS,
 }[sectionMode];
 for (const part of modeParts ? skip : []) {
   if (!modeParts.includes(part))
@@ -193,7 +255,10 @@ for (const part of modeParts ? skip : []) {
 }
 const latencyMs = Number(flags.latency);
 if (!Number.isFinite(latencyMs) || latencyMs < 0) usage(`--latency must be ≥ 0 ms, got ${flags.latency}`);
-const eventsN = positiveInt('events', flags.events ?? (sectionMode === 'tracker' ? '10000' : '2000'));
+const eventsN = positiveInt(
+  'events',
+  flags.events ?? { tracker: '10000', postgres: '20000' }[sectionMode] ?? '2000',
+);
 const stormMs = positiveInt('storm', flags.storm);
 const accessSeconds = positiveInt('access-seconds', flags['access-seconds']);
 // Raw fetch is every ratio's denominator, so it is always measured.
@@ -483,7 +548,62 @@ function mainGate() {
   });
 }
 
+/** `--invalidation`: from `invalidate` on one instance to every instance seeing the new state, in its own section. */
+function mainInvalidation() {
+  const invalidationRounds = positiveInt('invalidation-rounds', flags['invalidation-rounds']);
+  return runSectionMode({
+    name: 'invalidation',
+    title: 'Invalidation across instances',
+    server: null,
+    serverNote:
+      'no bench server: the SDK’s mock in this process, redis-server / a Redis Cluster of the run’s own',
+    meta: { invalidationRounds },
+    measure: () => runInvalidation({ cwd: benchDir, log, rounds: invalidationRounds, skip }),
+    summarize: summarizeInvalidation,
+    render: renderInvalidationMarkdown,
+    compact: renderInvalidationCompact,
+    failed: (data) => Object.keys(data.failures).length > 0,
+  });
+}
+
+/** `--postgres`: billing-sdk/postgres on a cluster of the run's own, in its own section. */
+function mainPostgres() {
+  return runSectionMode({
+    name: 'postgres',
+    title: 'Usage and webhooks in PostgreSQL',
+    server: null,
+    serverNote: "no bench server: the SDK's mock in this process, a PostgreSQL cluster of the run's own",
+    meta: { events: eventsN },
+    measure: () => runPostgres({ cwd: benchDir, log, events: eventsN, skip }),
+    summarize: summarizePostgres,
+    render: renderPostgresMarkdown,
+    compact: renderPostgresCompact,
+    failed: (data) => Object.keys(data.failures).length > 0,
+  });
+}
+
+/** `--redis`: billing-sdk/redis on one redis-server vs a Redis Cluster, in its own section. */
+function mainRedis() {
+  const windowMs = positiveInt('redis-window', flags['redis-window']);
+  return runSectionMode({
+    name: 'redis',
+    title: 'Redis: one node vs a cluster',
+    server: null,
+    serverNote:
+      "no bench server: the SDK's mock in this process, a redis-server, a master with a replica and a Redis Cluster of the run's own",
+    meta: { windowMs },
+    measure: () => runRedis({ cwd: benchDir, log, rounds, windowMs, skip }),
+    summarize: summarizeRedis,
+    render: renderRedisMarkdown,
+    compact: renderRedisCompact,
+    failed: (data) => Object.keys(data.failures).length > 0,
+  });
+}
+
 async function main() {
+  if (sectionMode === 'redis') return mainRedis();
+  if (sectionMode === 'postgres') return mainPostgres();
+  if (sectionMode === 'invalidation') return mainInvalidation();
   if (sectionMode === 'gate') return mainGate();
   if (sectionMode === 'workloads') return mainWorkloads();
   if (sectionMode === 'access') return mainAccess();

@@ -7,7 +7,7 @@
 import { mark } from './report.mjs';
 
 /** Every mode section, in the order the normal run writes them back. */
-export const SECTIONS = ['workloads', 'access', 'tracker', 'gate'];
+export const SECTIONS = ['workloads', 'access', 'tracker', 'gate', 'invalidation', 'postgres', 'redis'];
 
 /** The markers of section `name`. @param {string} name */
 export function sectionMarks(name) {
