@@ -13,7 +13,7 @@ import {
 } from '../../src/index.js';
 import { startMockServer } from '../../src/testing/index.js';
 import { caught, clientFor, useMockServer } from '../helpers.js';
-import { cacheWithClock, manualClock, tick } from './helpers.js';
+import { answeringStore, cacheWithClock, manualClock, tick } from './helpers.js';
 
 const mock = useMockServer();
 const statusRequests = (account = 'acct_active') =>
@@ -449,32 +449,4 @@ function subscriptionOf(account: string): string {
   const id = mock.server.store.subscriptions(account)[0]?.subscription_id;
   if (!id) throw new Error(`no subscription for ${account}`);
   return id;
-}
-
-/** An AccessStore holding a fresh "active" answer for every key: the service is never needed. */
-function answeringStore(): AccessStore & { reads: number } {
-  const store = {
-    reads: 0,
-    async read(_key: string, account: string) {
-      store.reads += 1;
-      const status = {
-        account_ref_id: account,
-        is_active: true,
-        customer_email: 'a@example.com',
-        created_at: '2026-01-01T00:00:00Z',
-        updated_at: '2026-01-01T00:00:00Z',
-        subscription_tier: {},
-      };
-      return {
-        generation: '0',
-        leased: false,
-        answer: { value: { kind: 'status', status }, ageMs: 0, ttlMs: 60_000 },
-      };
-    },
-    write: async () => true,
-    release: async () => {},
-    invalidate: async () => {},
-    watch: () => () => {},
-  };
-  return store;
 }

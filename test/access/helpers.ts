@@ -1,6 +1,7 @@
 import {
   type AccessCache,
   type AccessCacheOptions,
+  type AccessStore,
   type BillingClient,
   createAccessCache,
 } from '../../src/index.js';
@@ -35,4 +36,32 @@ export function cacheWithClock(
 /** Lets promise callbacks and one macrotask run: a background refresh gets to send its request. */
 export function tick(ms = 0): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** An AccessStore holding a fresh "active" answer for every key (the service is never needed), counting its reads. */
+export function answeringStore(): AccessStore & { reads: number } {
+  const store = {
+    reads: 0,
+    async read(_key: string, account: string) {
+      store.reads += 1;
+      const status = {
+        account_ref_id: account,
+        is_active: true,
+        customer_email: 'a@example.com',
+        created_at: '2026-01-01T00:00:00Z',
+        updated_at: '2026-01-01T00:00:00Z',
+        subscription_tier: {},
+      };
+      return {
+        generation: '0',
+        leased: false,
+        answer: { value: { kind: 'status', status }, ageMs: 0, ttlMs: 60_000 },
+      };
+    },
+    write: async () => true,
+    release: async () => {},
+    invalidate: async () => {},
+    watch: () => () => {},
+  };
+  return store;
 }

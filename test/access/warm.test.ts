@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type AccessStore, createAccessCache } from '../../src/index.js';
+import { createAccessCache } from '../../src/index.js';
 import * as browser from '../../src/platform/browser.js';
 import { warmRequestPath } from '../../src/platform/server.js';
 import { clientFor, useMockServer } from '../helpers.js';
+import { answeringStore } from './helpers.js';
 
 // Issue 28 (4): with a shared store, an instance may go long without asking the service, and its
 // first request (after an invalidation, every instance waiting for it) used to load ky and undici on
@@ -15,29 +16,6 @@ vi.mock('../../src/platform/server.js', async (actual) => {
 
 const mock = useMockServer();
 afterEach(() => vi.mocked(warmRequestPath).mockClear());
-
-/** A store holding a fresh "active" answer for every key: the service is never needed. */
-function answeringStore(): AccessStore {
-  const status = {
-    account_ref_id: 'acct_x',
-    is_active: true,
-    customer_email: 'a@example.com',
-    created_at: '2026-01-01T00:00:00Z',
-    updated_at: '2026-01-01T00:00:00Z',
-    subscription_tier: {},
-  };
-  return {
-    read: async () => ({
-      generation: '0',
-      leased: false,
-      answer: { value: { kind: 'status', status }, ageMs: 0, ttlMs: 60_000 },
-    }),
-    write: async () => true,
-    release: async () => {},
-    invalidate: async () => {},
-    watch: () => () => {},
-  };
-}
 
 describe('the access cache loads the request path ahead of its first request', () => {
   it('with a shared store: once, on the first lookup the store answers, sending nothing', async () => {

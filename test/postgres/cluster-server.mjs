@@ -4,9 +4,9 @@
 // declarations are cluster-server.d.mts.
 import { execFileSync, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort, killNow, killOnExit, stopChild, waitForOutput } from '../servers.mjs';
 
 /** @typedef {import('./cluster-server.d.mts').PostgresCluster} PostgresCluster */
 /** @typedef {import('node:child_process').ChildProcess} ChildProcess */
@@ -26,13 +26,10 @@ function debianPgBin() {
   return join(root, version, 'bin');
 }
 
-/** Every postmaster still running and every directory made, gone when the process exits: no orphans. */
-/** @type {Set<ChildProcess>} */
-const running = new Set();
+/** Every directory made, gone when the process exits (every postmaster too: killOnExit). */
 /** @type {Set<string>} */
 const directories = new Set();
 process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
   for (const dir of directories) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -47,25 +44,6 @@ function runAs() {
   /** @param {string} flag */
   const id = (flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
   return { uid: id('-u'), gid: id('-g') };
-}
-
-/** @returns {Promise<number>} */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** @param {ChildProcess} child @returns {Promise<void>} */
-function exited(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
 /**
@@ -100,29 +78,11 @@ async function startServer(dir, data, port, user) {
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir, ...(user ?? {}) },
   );
-  running.add(child);
-  child.once('exit', () => running.delete(child));
-  let output = '';
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error('not ready within 15 s')), 15_000);
-    /** @param {Error} error */
-    const fail = (error) => {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      reject(new Error(`postgres on port ${port} did not start: ${error.message}\n${output}`));
-    };
-    /** @param {Buffer} chunk */
-    const read = (chunk) => {
-      output += chunk.toString();
-      if (output.includes('database system is ready to accept connections')) {
-        clearTimeout(timer);
-        resolve(undefined);
-      }
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-    child.once('error', fail);
-    child.once('exit', (code, signal) => fail(new Error(`exited (${code ?? signal})`)));
+  killOnExit(child);
+  await waitForOutput(child, {
+    name: `postgres on port ${port}`,
+    ready: /database system is ready to accept connections/,
+    ms: 15_000,
   });
   // Keep reading: a full pipe would block the server's logging.
   child.stdout?.resume();
@@ -177,13 +137,8 @@ export async function startPostgres() {
     });
   }
   let current = /** @type {ChildProcess} */ (child);
-  const stopServer = async () => {
-    const done = exited(current);
-    current.kill('SIGINT'); // fast shutdown: clients are cut off, nothing waits for them
-    const timer = setTimeout(() => current.kill('SIGKILL'), 5_000);
-    await done;
-    clearTimeout(timer);
-  };
+  // SIGINT: fast shutdown, clients are cut off, nothing waits for them.
+  const stopServer = () => stopChild(current, 'SIGINT', 5_000);
   return {
     port,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
@@ -192,11 +147,7 @@ export async function startPostgres() {
       rmSync(dir, { recursive: true, force: true });
       directories.delete(dir);
     },
-    async kill() {
-      const done = exited(current);
-      current.kill('SIGKILL');
-      await done;
-    },
+    kill: () => killNow(current),
     async restart() {
       await stopServer();
       current = await startRetrying(dir, data, port, user);

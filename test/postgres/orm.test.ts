@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql as drizzleSql } from 'drizzle-orm';
+import { sql as drizzleSql, type SQL } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -83,6 +83,20 @@ async function commitAndRollBack(
   expect(rolledBack).toBe(''); // the unit of work threw before it returned its key
 }
 
+/** In a Drizzle transaction (either driver's): the export's row and its usage, rolled back with `fail`. */
+async function drizzleExport(
+  tx: { execute(query: SQL): PromiseLike<unknown>; rollback(): never },
+  tracker: UsageTracker,
+  id: string,
+  quantity: number,
+  fail: boolean,
+): Promise<string> {
+  await tx.execute(drizzleSql`INSERT INTO orm_exports (id) VALUES (${id})`);
+  const { event_key } = await tracker.track(event(quantity), { transaction: tx });
+  if (fail) tx.rollback();
+  return event_key;
+}
+
 describe('track(event, { transaction }) through an ORM’s transaction', () => {
   it('Kysely (PostgresDialect on a pg Pool): pass the trx of db.transaction().execute', async () => {
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
@@ -101,12 +115,7 @@ describe('track(event, { transaction }) through an ORM’s transaction', () => {
     const db = drizzlePg(pool);
     const tracker = await usageTracker(pool);
     await commitAndRollBack((id, quantity, fail) =>
-      db.transaction(async (tx) => {
-        await tx.execute(drizzleSql`INSERT INTO orm_exports (id) VALUES (${id})`);
-        const { event_key } = await tracker.track(event(quantity), { transaction: tx });
-        if (fail) tx.rollback();
-        return event_key;
-      }),
+      db.transaction((tx) => drizzleExport(tx, tracker, id, quantity, fail)),
     );
   });
 
@@ -114,12 +123,7 @@ describe('track(event, { transaction }) through an ORM’s transaction', () => {
     const db = drizzlePostgresJs(sql);
     const tracker = await usageTracker(sql);
     await commitAndRollBack((id, quantity, fail) =>
-      db.transaction(async (tx) => {
-        await tx.execute(drizzleSql`INSERT INTO orm_exports (id) VALUES (${id})`);
-        const { event_key } = await tracker.track(event(quantity), { transaction: tx });
-        if (fail) tx.rollback();
-        return event_key;
-      }),
+      db.transaction((tx) => drizzleExport(tx, tracker, id, quantity, fail)),
     );
   });
 

@@ -10,16 +10,10 @@
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import postgres from 'postgres';
-import { BillingClient } from '../../src/index.js';
 import { postgresSpool } from '../../src/postgres/index.js';
 import { createUsageTracker } from '../../src/tracker/tracker.js';
-import { print } from '../redis/print.js';
+import { env, inBatches, mockBilling, print } from '../redis/print.js';
 
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (value === undefined) throw new Error(`${name} is not set`);
-  return value;
-};
 const child = Number(env('CHILD'));
 const count = Number(env('COUNT'));
 const parallel = Number(env('PARALLEL'));
@@ -27,19 +21,12 @@ const url = env('PG_URL');
 const usePostgresJs = env('DRIVER') === 'postgres.js';
 /** Pause between batches: the work spreads over a couple of seconds, so the test can kill it midway. */
 const PACE_MS = 20;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const pool = new pg.Pool({ connectionString: url, max: parallel + 2 });
 pool.on('error', () => {});
 const sql = usePostgresJs ? postgres(url, { max: parallel + 2, onnotice: () => {} }) : undefined;
 
-const billing = new BillingClient({
-  baseUrl: env('BASE_URL'),
-  apiKey: env('API_KEY'),
-  // Answers the mock dropped are retried soon: the test's time goes to the crash, not to backoff.
-  retryDelay: () => 20,
-});
-const tracker = createUsageTracker(billing, {
+const tracker = createUsageTracker(mockBilling(), {
   spool: postgresSpool(sql ?? pool, {
     table: env('TABLE'),
     claimTtlMs: Number(env('CLAIM_TTL_MS')),
@@ -82,17 +69,11 @@ async function exportOne(n: number, quantity: number): Promise<string> {
 }
 
 async function exportAll(): Promise<void> {
-  for (let start = 0; start < count; start += parallel) {
-    const batch = Array.from({ length: Math.min(parallel, count - start) }, (_, i) => start + i);
-    await Promise.all(
-      batch.map(async (n) => {
-        const quantity = 1 + ((n * 7 + child) % 5);
-        const key = await exportOne(n, quantity);
-        print({ type: 'committed', n, key, quantity });
-      }),
-    );
-    await sleep(PACE_MS);
-  }
+  await inBatches(count, parallel, PACE_MS, async (n) => {
+    const quantity = 1 + ((n * 7 + child) % 5);
+    const key = await exportOne(n, quantity);
+    print({ type: 'committed', n, key, quantity });
+  });
   print({ type: 'committed-all' });
 }
 

@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MockServer, startMockServer } from '../../src/testing/index.js';
-import { buildChild, type Child, type Message, spawnChild } from '../redis/processes.js';
+import {
+  type Child,
+  EVENTS_PATH,
+  expectClosedClean,
+  type Message,
+  slowEventPosts,
+  useFleet,
+  waitUntil,
+} from '../redis/processes.js';
 import { usePostgres } from './cluster.js';
 
 // Three instances of a service (two on node-postgres, one on postgres.js) each commit exports and
@@ -16,16 +23,12 @@ const CHILDREN = 3;
 const COUNT = 300; // exports per child
 const PARALLEL = 8;
 const CLAIM_TTL_MS = 1_000;
-const EVENTS_PATH = '/api/usage/events/';
 
 const cluster = usePostgres();
 let pool: pg.Pool;
-let bundle: { file: string; remove(): void };
-let mock: MockServer;
-const spawned: Child[] = [];
+const fleet = useFleet('../postgres/relay-process.ts', 60_000);
 
 beforeAll(async () => {
-  [bundle, mock] = await Promise.all([buildChild('../postgres/relay-process.ts'), startMockServer()]);
   pool = new pg.Pool({ connectionString: cluster.cluster.url });
   // node-postgres asks every pool for one: an idle client whose connection ends (a test kills
   // backends, the cluster stops at the end) is an 'error' event of the pool, unheard a crash.
@@ -33,26 +36,8 @@ beforeAll(async () => {
   await pool.query('CREATE TABLE IF NOT EXISTS exports_app (child int NOT NULL, n int NOT NULL, run text)');
 }, 60_000);
 afterAll(async () => {
-  await Promise.all(spawned.map((c) => c.kill()));
-  bundle?.remove();
-  await mock?.close();
   await pool?.end();
 });
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-async function until(
-  what: string,
-  condition: () => Promise<boolean> | boolean,
-  detail: () => unknown = () => '',
-  ms = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what} ${JSON.stringify(detail())}`);
-    await sleep(10);
-  }
-}
 
 const committed = (c: Child) =>
   c.messages.filter((m): m is Message & { n: number; key: string } => m.type === 'committed');
@@ -60,21 +45,18 @@ const committed = (c: Child) =>
 async function scenario(label: string): Promise<void> {
   const table = `relay_${randomUUID().slice(0, 8)}`;
   await pool.query('TRUNCATE exports_app');
-  const before = new Set(mock.store.usageEvents.map((e) => e.event_key));
+  const before = new Set(fleet.mock.store.usageEvents.map((e) => e.event_key));
   const children = Array.from({ length: CHILDREN }, (_, i) =>
-    spawnChild(bundle.file, {
+    fleet.spawn({
       PG_URL: cluster.cluster.url,
       TABLE: table,
       DRIVER: i === 1 ? 'postgres.js' : 'pg',
       CLAIM_TTL_MS: String(CLAIM_TTL_MS),
-      BASE_URL: mock.baseUrl,
-      API_KEY: mock.apiKey,
       CHILD: String(i),
       COUNT: String(COUNT),
       PARALLEL: String(PARALLEL),
     }),
   );
-  spawned.push(...children);
   try {
     // One after the other would do too: the DDL takes turns on an advisory lock.
     await Promise.all(children.map((c) => c.next((m) => m.type === 'ready', 20_000)));
@@ -83,7 +65,7 @@ async function scenario(label: string): Promise<void> {
     // Instance 0 dies (SIGKILL) midway, while rows are claimed by it: leased, not acknowledged.
     const [doomed, ...survivors] = children as [Child, ...Child[]];
     let held = 0;
-    await until(
+    await waitUntil(
       'instance 0 midway, holding rows',
       async () => {
         if (committed(doomed).length < COUNT * 0.3) return false;
@@ -100,17 +82,13 @@ async function scenario(label: string): Promise<void> {
 
     await Promise.all(survivors.map((c) => c.next((m) => m.type === 'committed-all', 60_000)));
     // The survivors send everything, the dead instance's rows included (claimed once the lease expired).
-    await until(
+    await waitUntil(
       'the outbox drained',
       async () => (await pool.query(`SELECT count(*)::int AS n FROM "${table}"`)).rows[0].n === 0,
       () => children.map((c) => c.messages.at(-1)),
       60_000,
     );
-    for (const c of survivors) c.send('close');
-    const closed = await Promise.all(survivors.map((c) => c.next((m) => m.type === 'closed', 30_000)));
-    for (const m of closed) expect(m.unsent).toBe(0);
-    for (const c of children)
-      expect(c.messages.filter((m) => m.type === 'dead-letter' || m.type === 'failed')).toEqual([]);
+    await expectClosedClean(survivors, children);
 
     // The app's side: every export that committed, per (child, n).
     const exports = (await pool.query('SELECT child, n FROM exports_app')).rows as {
@@ -120,7 +98,7 @@ async function scenario(label: string): Promise<void> {
     const exported = new Set(exports.map((e) => `${e.child}:${e.n}`));
     expect(exported.size).toBe(exports.length);
     // The billing side: what the mock recorded in this scenario, per (child, n), whatever its key.
-    const recorded = mock.store.usageEvents.filter((e) => !before.has(e.event_key));
+    const recorded = fleet.mock.store.usageEvents.filter((e) => !before.has(e.event_key));
     const byExport = new Map<string, number>();
     for (const e of recorded) {
       const { child, n } = e.metadata as { child: number; n: number };
@@ -134,7 +112,7 @@ async function scenario(label: string): Promise<void> {
     for (const c of children) for (const m of committed(c)) expect(keys.has(m.key)).toBe(true);
     expect(exports.length).toBeGreaterThanOrEqual(committed(doomed).length + (CHILDREN - 1) * COUNT);
 
-    const posts = mock.requests.count({ method: 'POST', path: EVENTS_PATH });
+    const posts = fleet.mock.requests.count({ method: 'POST', path: EVENTS_PATH });
     console.info(
       `${label}: ${exports.length} exports committed, ${held} rows held by the killed instance at the kill, ${posts} POSTs for ${recorded.length} events recorded`,
     );
@@ -145,22 +123,13 @@ async function scenario(label: string): Promise<void> {
 
 describe('3 relay processes on one postgresSpool table, one SIGKILLed midway', () => {
   it('every committed export has its usage recorded exactly once', async () => {
-    mock.reset();
     // Each request takes 20 ms, so sends lag behind commits and rows wait in the table.
-    mock.faults.add({ method: 'POST', path: EVENTS_PATH, delayMs: 20, times: Number.POSITIVE_INFINITY });
+    slowEventPosts(fleet.mock);
     await scenario('plain');
   }, 120_000);
 
   it('the same with 10% of the answers dropped after the mock recorded the event', async () => {
-    mock.reset();
-    mock.faults.add({
-      method: 'POST',
-      path: EVENTS_PATH,
-      reset: 'after',
-      probability: 0.1,
-      times: Number.POSITIVE_INFINITY,
-    });
-    mock.faults.add({ method: 'POST', path: EVENTS_PATH, delayMs: 20, times: Number.POSITIVE_INFINITY });
+    slowEventPosts(fleet.mock, true);
     await scenario('dropped answers');
   }, 120_000);
 });

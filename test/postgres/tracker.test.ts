@@ -59,8 +59,37 @@ async function until(what: string, condition: () => boolean | Promise<boolean>, 
   }
 }
 
+/** Runs `fn` with a client of the pool, released after. */
+async function withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    return await fn(client);
+  } finally {
+    client.release();
+  }
+}
+
+/** Tracks `event(quantity)` through a transaction of its own, committed; resolves with the event's key. */
+const trackCommitted = (usage: UsageTracker, quantity: number) =>
+  withClient(async (client) => {
+    await client.query('BEGIN');
+    const { event_key } = await usage.track(event(quantity), { transaction: client });
+    await client.query('COMMIT');
+    return event_key;
+  });
+
 const rowCount = async (table: string) =>
   Number((await pool.query(`SELECT count(*)::int AS n FROM "${table}"`)).rows[0].n);
+
+/** The committed event recorded exactly once and the table drained; the rolled-back one never sent (one POST in all). */
+async function expectOnlyCommittedSent(table: string, committed: string, rolledBack: string): Promise<void> {
+  await until('the committed event recorded', () => recordedTimes(committed) === 1);
+  await until('the table drained', async () => (await rowCount(table)) === 0);
+  await sleep(200);
+  expect(recordedTimes(committed)).toBe(1);
+  expect(recordedTimes(rolledBack)).toBe(0);
+  expect(mock.server.requests.count({ method: 'POST', path: EVENTS_PATH })).toBe(1);
+}
 
 describe('track(event, { transaction }) with node-postgres', () => {
   it('a committed transaction’s event is recorded exactly once; a rolled-back one is never sent', async () => {
@@ -87,12 +116,7 @@ describe('track(event, { transaction }) with node-postgres', () => {
     } finally {
       client.release();
     }
-    await until('the committed event recorded', () => recordedTimes(committed) === 1);
-    await until('the table drained', async () => (await rowCount(table)) === 0);
-    await sleep(200);
-    expect(recordedTimes(committed)).toBe(1);
-    expect(recordedTimes(rolledBack)).toBe(0);
-    expect(mock.server.requests.count({ method: 'POST', path: EVENTS_PATH })).toBe(1);
+    await expectOnlyCommittedSent(table, committed, rolledBack);
     expect(usage.stats()).toMatchObject({ recorded: 1, queued: 0, inFlight: 0 });
   });
 
@@ -100,42 +124,24 @@ describe('track(event, { transaction }) with node-postgres', () => {
     const table = freshTable();
     const usage = tracker(pool, table);
     await usage.flush();
-    const client = await pool.connect();
-    try {
+    await withClient(async (client) => {
       await client.query('BEGIN');
       const { event_key } = await usage.track(event(), { transaction: client });
       await sleep(1_500); // past the tracker's idle poll
       expect(recordedTimes(event_key)).toBe(0);
       await client.query('COMMIT');
       await until('recorded after commit', () => recordedTimes(event_key) === 1);
-    } finally {
-      client.release();
-    }
+    });
   });
 
   it('flush (and close) right after a commit waits for that event: recorded, nothing left in the table', async () => {
     const table = freshTable();
     const usage = tracker(pool, table);
     await usage.flush();
-    const client = await pool.connect();
-    let key: string;
-    try {
-      await client.query('BEGIN');
-      ({ event_key: key } = await usage.track(event(4), { transaction: client }));
-      await client.query('COMMIT');
-    } finally {
-      client.release();
-    }
+    let key = await trackCommitted(usage, 4);
     await usage.flush();
     expect(recordedTimes(key)).toBe(1);
-    const client2 = await pool.connect();
-    try {
-      await client2.query('BEGIN');
-      ({ event_key: key } = await usage.track(event(6), { transaction: client2 }));
-      await client2.query('COMMIT');
-    } finally {
-      client2.release();
-    }
+    key = await trackCommitted(usage, 6);
     expect(await usage.close()).toEqual({ unsent: 0 });
     expect(recordedTimes(key)).toBe(1);
     expect(await rowCount(table)).toBe(0);
@@ -145,20 +151,13 @@ describe('track(event, { transaction }) with node-postgres', () => {
     const table = freshTable();
     const usage = tracker(pool, table);
     await usage.flush();
-    const client = await pool.connect();
     const latencies: number[] = [];
-    try {
-      for (let i = 0; i < 8; i++) {
-        await sleep(Math.random() * 300); // at random points of the tracker's 1 s idle poll
-        await client.query('BEGIN');
-        const { event_key } = await usage.track(event(), { transaction: client });
-        await client.query('COMMIT');
-        const committedAt = performance.now();
-        await until('recorded', () => recordedTimes(event_key) === 1, 5_000);
-        latencies.push(performance.now() - committedAt);
-      }
-    } finally {
-      client.release();
+    for (let i = 0; i < 8; i++) {
+      await sleep(Math.random() * 300); // at random points of the tracker's 1 s idle poll
+      const event_key = await trackCommitted(usage, 1);
+      const committedAt = performance.now();
+      await until('recorded', () => recordedTimes(event_key) === 1, 5_000);
+      latencies.push(performance.now() - committedAt);
     }
     // An idle poll alone would make about one in three wait over 300 ms; all 8 under it is NOTIFY.
     expect(Math.max(...latencies)).toBeLessThan(300);
@@ -180,15 +179,12 @@ describe('track(event, { transaction }) with node-postgres', () => {
     const table = freshTable();
     const usage = tracker(pool, table);
     await usage.flush();
-    const client = await pool.connect();
-    try {
+    await withClient(async (client) => {
       await client.query('BEGIN');
       const error = await caught(() => usage.track({ ...event(), quantity: -1 }, { transaction: client }));
       expect(error).toBeInstanceOf(InvalidRequestError);
       await client.query('COMMIT');
-    } finally {
-      client.release();
-    }
+    });
     expect(await rowCount(table)).toBe(0);
   });
 });
@@ -211,12 +207,7 @@ describe('track(event, { transaction }) with postgres.js', () => {
       }),
     ).rejects.toBe(boom);
     expect(rolledBack).not.toBe('');
-    await until('the committed event recorded', () => recordedTimes(committed) === 1);
-    await until('the table drained', async () => (await rowCount(table)) === 0);
-    await sleep(200);
-    expect(recordedTimes(committed)).toBe(1);
-    expect(recordedTimes(rolledBack)).toBe(0);
-    expect(mock.server.requests.count({ method: 'POST', path: EVENTS_PATH })).toBe(1);
+    await expectOnlyCommittedSent(table, committed, rolledBack);
   });
 
   it('a postgres.js sql that is not a tx of sql.begin is refused, naming transaction', async () => {
@@ -231,15 +222,12 @@ describe('track(event, { transaction }) with a spool that cannot take part in on
   it('memorySpool: InvalidRequestError naming options.transaction, nothing queued or sent', async () => {
     const usage = createUsageTracker(billing(), { spool: memorySpool() });
     trackers.push(usage);
-    const client = await pool.connect();
-    try {
+    await withClient(async (client) => {
       const error = await caught(() => usage.track(event(), { transaction: client }));
       expect(error).toBeInstanceOf(InvalidRequestError);
       expect((error as InvalidRequestError).issues.map((i) => i.field)).toEqual(['options.transaction']);
       expect(error.message).toMatch(/nothing was queued/);
-    } finally {
-      client.release();
-    }
+    });
     await usage.flush();
     expect(usage.stats()).toMatchObject({ queued: 0, inFlight: 0, recorded: 0 });
     expect(mock.server.requests.count({ method: 'POST', path: EVENTS_PATH })).toBe(0);

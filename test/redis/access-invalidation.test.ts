@@ -1,8 +1,7 @@
 import { cpus, loadavg } from 'node:os';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type MockServer, startMockServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
 import { uniquePrefix } from './connect.js';
-import { buildChild, type Child, type Message, spawnChild } from './processes.js';
+import { ask, type Message, percentile, statusPath, useFleet } from './processes.js';
 import { useRedisServer } from './redis-server.js';
 
 // Issue 28 (4): how long after `invalidate` on one instance every instance sees the account's new
@@ -27,51 +26,17 @@ const GOAL_MS = 100;
 const LOOSE_MS = 1_000;
 
 const redis = useRedisServer();
-let child: { file: string; remove(): void };
-let mock: MockServer;
-let running: Child[] = [];
-
-beforeAll(async () => {
-  child = await buildChild('./access-seen-process.ts');
-  mock = await startMockServer();
-});
-afterEach(async () => {
-  await Promise.all(running.map((c) => c.kill()));
-  running = [];
-});
-afterAll(async () => {
-  child?.remove();
-  await mock?.close();
-});
-
-let ids = 0;
-/** Sends a command; resolves with the child's answer to it. */
-function ask(c: Child, command: Record<string, unknown>, answer: string, ms = 15_000): Promise<Message> {
-  const id = ++ids;
-  c.send(JSON.stringify({ ...command, id }));
-  return c.next((m) => m.type === answer && m.id === id, ms);
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
+const fleet = useFleet('./access-seen-process.ts');
 
 describe(`${PROCESSES} fresh processes, one invalidating, each looking up every 2 ms`, () => {
   it(`every process sees the new state within ${GOAL_MS} ms (p99 over ${ROUNDS} rounds)`, async () => {
-    const prefix = uniquePrefix('access-invalidation');
-    const children = Array.from({ length: PROCESSES }, () =>
-      spawnChild(child.file, {
-        REDIS_URL: redis.server.url,
-        PREFIX: prefix,
-        BASE_URL: mock.baseUrl,
-        API_KEY: mock.apiKey,
-        WARM_ACCOUNT: 'acct_warm',
-      }),
+    const children = await fleet.start(
+      PROCESSES,
+      { REDIS_URL: redis.server.url, PREFIX: uniquePrefix('access-invalidation'), WARM_ACCOUNT: 'acct_warm' },
+      60_000,
     );
-    running.push(...children);
-    await Promise.all(children.map((c) => c.next((m) => m.type === 'ready', 60_000)));
     const account = 'acct_seen';
-    await mock.lifecycle.subscribe({ account_ref_id: account });
+    await fleet.mock.lifecycle.subscribe({ account_ref_id: account });
 
     const delays: number[] = [];
     const slowest: number[] = [];
@@ -80,10 +45,10 @@ describe(`${PROCESSES} fresh processes, one invalidating, each looking up every 
       for (const c of children) {
         expect(await ask(c, { cmd: 'lookup', account }, 'looked')).toMatchObject({ value: active });
       }
-      if (active) await mock.lifecycle.cancel({ account_ref_id: account });
-      else await mock.lifecycle.paymentSucceeded({ account_ref_id: account });
+      if (active) await fleet.mock.lifecycle.cancel({ account_ref_id: account });
+      else await fleet.mock.lifecycle.paymentSucceeded({ account_ref_id: account });
       active = !active;
-      mock.requests.clear();
+      fleet.mock.requests.clear();
       // Every process looks up every 2 ms (the old state, from memory) while one invalidates.
       const seen = children.map((c) => ask(c, { cmd: 'until', account, expect: active }, 'seen', 10_000));
       const invalidator = children[round % PROCESSES]!;
@@ -94,7 +59,7 @@ describe(`${PROCESSES} fresh processes, one invalidating, each looking up every 
       delays.push(...round_);
       slowest.push(Math.max(...round_));
       // Still one request for the whole fleet's new answer.
-      expect(mock.requests.count({ path: `/api/account/${account}/status/` })).toBe(1);
+      expect(fleet.mock.requests.count({ path: statusPath(account) })).toBe(1);
     }
     delays.sort((a, b) => a - b);
     const p50 = percentile(delays, 50);

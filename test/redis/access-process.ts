@@ -5,17 +5,10 @@
 // instance's cache dropped the account's answers. Times (`at`) are the host's clock in ms with
 // sub-ms precision, comparable between processes of one host.
 import { createInterface } from 'node:readline';
-import { BillingClient, createAccessCache } from '../../src/index.js';
 import { type RedisClient, redisAccessStore } from '../../src/redis/index.js';
+import { watchedAccessCache } from './access-child.js';
 import { connectFromEnv } from './clients.js';
-import { print } from './print.js';
-
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (value === undefined) throw new Error(`${name} is not set`);
-  return value;
-};
-const now = () => performance.timeOrigin + performance.now();
+import { env, now, print } from './print.js';
 
 // The client the test asked for (clients.ts): node-redis or ioredis, one node or a cluster.
 const redis = await connectFromEnv();
@@ -24,25 +17,7 @@ const store = redisAccessStore(redis.client as RedisClient, {
   prefix: env('PREFIX'),
   timeoutMs: Number(env('REDIS_TIMEOUT_MS')),
 });
-const onErrors: string[] = [];
-const access = createAccessCache(
-  new BillingClient({ apiKey: env('API_KEY'), baseUrl: env('BASE_URL'), logLevel: 'off', maxRetries: 0 }),
-  {
-    ttlMs: Number(env('TTL_MS')),
-    denyTtlMs: Number(env('TTL_MS')),
-    staleMs: Number(env('TTL_MS')),
-    // The store as given, but each call of the watch listener is printed, after the cache acted on it.
-    store: {
-      ...store,
-      watch: (listener, onError) =>
-        store.watch((account) => {
-          listener(account);
-          print({ type: 'told', account: account ?? null, at: now() });
-        }, onError),
-    },
-    onError: (error) => void onErrors.push(String(error)),
-  },
-);
+const { access, onErrors } = watchedAccessCache(store, Number(env('TTL_MS')));
 
 // A first lookup, so what the test measures is not module loading, JIT or the first connection.
 await access.isActive({ account_ref_id: env('WARM_ACCOUNT') });

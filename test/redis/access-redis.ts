@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { killNow, killOnExit, stopChild, waitForOutput } from '../servers.mjs';
 import { startRedisServer } from './redis-server.js';
 
 // A redis-server that can be stopped, frozen and started again on the same port, which the
@@ -9,11 +10,6 @@ import { startRedisServer } from './redis-server.js';
 // as they do when a production Redis restarts.
 
 const BINARY = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
-
-const running = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
 
 export interface RestartableRedis {
   url: string;
@@ -57,41 +53,18 @@ export async function startRestartableRedis(persist: boolean): Promise<Restartab
   let child: ChildProcess | undefined;
 
   const start = async () => {
-    const c = spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    child = c;
-    running.add(c);
-    c.once('exit', () => running.delete(c));
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        c.kill('SIGKILL');
-        reject(new Error(`redis-server on port ${port} not ready within 5 s:\n${output}`));
-      }, 5_000);
-      const read = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      c.stdout?.on('data', read);
-      c.stderr?.on('data', read);
-      c.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited (${code ?? signal}):\n${output}`));
-      });
+    child = killOnExit(spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] }));
+    await waitForOutput(child, {
+      name: `redis-server on port ${port}`,
+      ready: /Ready to accept connections/,
+      ms: 5_000,
     });
   };
   const stop = async () => {
-    const c = child;
-    if (!c || c.exitCode !== null || c.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+    if (!child) return;
     // A frozen server would never act on SIGTERM.
-    c.kill('SIGCONT');
-    c.kill('SIGTERM');
-    const timer = setTimeout(() => c.kill('SIGKILL'), 3_000);
-    await exited;
-    clearTimeout(timer);
+    child.kill('SIGCONT');
+    await stopChild(child, 'SIGTERM', 3_000);
   };
   await start();
   return {
@@ -101,12 +74,8 @@ export async function startRestartableRedis(persist: boolean): Promise<Restartab
     },
     stop,
     start,
-    async kill(signal) {
-      const c = child;
-      if (!c || c.exitCode !== null || c.signalCode !== null) return;
-      const exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
-      c.kill(signal);
-      await exited;
+    async kill() {
+      if (child) await killNow(child);
     },
     async dispose() {
       await stop();

@@ -7,42 +7,16 @@
 // sub-ms precision, comparable between processes of one host.
 import { createInterface } from 'node:readline';
 import { createClient } from 'redis';
-import { BillingClient, createAccessCache } from '../../src/index.js';
 import { redisAccessStore } from '../../src/redis/index.js';
-import { print } from './print.js';
-
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (value === undefined) throw new Error(`${name} is not set`);
-  return value;
-};
-const now = () => performance.timeOrigin + performance.now();
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { watchedAccessCache } from './access-child.js';
+import { env, now, print, sleep } from './print.js';
 
 const redis = createClient({ url: env('REDIS_URL') });
 redis.on('error', () => {});
 await redis.connect();
 
-const onErrors: string[] = [];
 const store = redisAccessStore(redis, { prefix: env('PREFIX') });
-const access = createAccessCache(
-  new BillingClient({ apiKey: env('API_KEY'), baseUrl: env('BASE_URL'), logLevel: 'off', maxRetries: 0 }),
-  {
-    ttlMs: 60_000,
-    denyTtlMs: 60_000,
-    staleMs: 60_000,
-    // The store as given, but each call of the watch listener is printed, after the cache acted on it.
-    store: {
-      ...store,
-      watch: (listener, onError) =>
-        store.watch((account) => {
-          listener(account);
-          print({ type: 'told', account: account ?? null, at: now() });
-        }, onError),
-    },
-    onError: (error) => void onErrors.push(String(error)),
-  },
-);
+const { access, onErrors } = watchedAccessCache(store, 60_000);
 
 await access.isActive({ account_ref_id: env('WARM_ACCOUNT') });
 print({ type: 'ready', pid: process.pid });

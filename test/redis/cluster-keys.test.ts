@@ -9,11 +9,11 @@ import {
   redisDedupeStore,
   redisSpool,
 } from '../../src/redis/index.js';
-import { tagged } from '../../src/redis/keys.js';
+import { keySlot, tagged } from '../../src/redis/keys.js';
 import * as access from '../../src/redis/lua/access.js';
 import * as cooldown from '../../src/redis/lua/cooldown.js';
 import { type AnyClient, connectAny } from './clients.js';
-import { keySlot, useCluster } from './cluster.js';
+import { useCluster } from './cluster.js';
 
 // Every public operation of billing-sdk/redis on a Redis Cluster (3 masters, 3 replicas) with the
 // DEFAULT options, through node-redis's createCluster and ioredis's Cluster passed as they are: no

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { keySlot, useCluster } from './cluster.js';
+import { keySlot } from '../../src/redis/keys.js';
+import { useCluster } from './cluster.js';
 
 // The cluster the cluster tests run on: 3 masters, 3 replicas, every slot served, a key's slot as
 // Redis computes it, and a killed master's replica promoted.

@@ -1,9 +1,10 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
+import { keySlot } from '../../src/redis/keys.js';
+import { freePort, killNow, killOnExit } from '../servers.mjs';
 
 /**
  * A Redis Cluster of the test's own: 3 masters and 3 replicas of Debian's redis-server on free
@@ -52,48 +53,6 @@ export interface RedisCluster {
   stop(): Promise<void>;
 }
 
-/** Every node still running, killed when the worker exits however it exits: no orphans. */
-const running = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
-/** CRC16 (XMODEM), the checksum Redis Cluster hashes keys with. */
-function crc16(bytes: Uint8Array): number {
-  let crc = 0;
-  for (const byte of bytes) {
-    crc ^= byte << 8;
-    for (let bit = 0; bit < 8; bit++)
-      crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc;
-}
-
-/**
- * The slot of a key, as Redis Cluster computes it: CRC16 of the key's hash tag (what lies between
- * the first `{` and the next `}`, when not empty) or of the whole key, mod 16384.
- */
-export function keySlot(key: string): number {
-  const open = key.indexOf('{');
-  if (open >= 0) {
-    const close = key.indexOf('}', open + 1);
-    if (close > open + 1) key = key.slice(open + 1, close);
-  }
-  return crc16(new TextEncoder().encode(key)) % 16384;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 function cli(port: number, args: string[], ms = 10_000): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
@@ -126,8 +85,7 @@ async function startNode(dir: string, port: number, busPort: number): Promise<Ch
     ],
     { stdio: 'ignore' },
   );
-  running.add(child);
-  child.once('exit', () => running.delete(child));
+  killOnExit(child);
   const deadline = Date.now() + 5_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
@@ -146,11 +104,6 @@ async function startNode(dir: string, port: number, busPort: number): Promise<Ch
     }
     await sleep(20);
   }
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
 /** `CLUSTER NODES` parsed: each node's port, id, whether it is a live master, and its master's id. */
@@ -183,13 +136,7 @@ export async function startCluster(): Promise<RedisCluster> {
   const procs = new Map<number, { child: ChildProcess; dir: string; busPort: number }>();
   const ports: number[] = [];
   const stop = async () => {
-    await Promise.all(
-      [...procs.values()].map(async ({ child }) => {
-        const done = exited(child);
-        child.kill('SIGKILL');
-        await done;
-      }),
-    );
+    await Promise.all([...procs.values()].map(({ child }) => killNow(child)));
     rmSync(root, { recursive: true, force: true });
   };
   try {
@@ -276,9 +223,7 @@ function makeCluster(
     async kill(port) {
       const child = procs.get(port)?.child;
       if (!child) throw new Error(`no cluster node on port ${port}`);
-      const done = exited(child);
-      child.kill('SIGKILL');
-      await done;
+      await killNow(child);
     },
     async restart(port) {
       const proc = procs.get(port);

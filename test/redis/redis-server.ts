@@ -1,7 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
+import { freePort, killNow, killOnExit, stopChild, waitForOutput } from '../servers.mjs';
 
 /** The binary CI installs (Debian's redis-server); `REDIS_SERVER` points elsewhere. */
 const BINARY = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
@@ -16,73 +16,23 @@ export interface RedisServer {
   kill(): Promise<void>;
 }
 
-/** Every server still running, killed when the worker exits however it exits: no orphans. */
-const running = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
 /** Starts one server; rejects with its output when it does not become ready within 5 s. */
 async function startOnce(port: number): Promise<RedisServer> {
-  const child = spawn(
-    BINARY,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+  const child = killOnExit(
+    spawn(BINARY, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
   );
-  running.add(child);
-  child.once('exit', () => running.delete(child));
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error('not ready within 5 s')), 5_000);
-    const fail = (error: Error) => {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      reject(new Error(`redis-server on port ${port} did not start: ${error.message}\n${output}`));
-    };
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-    child.once('error', fail);
-    child.once('exit', (code, signal) => fail(new Error(`exited (${code ?? signal})`)));
+  await waitForOutput(child, {
+    name: `redis-server on port ${port}`,
+    ready: /Ready to accept connections/,
+    ms: 5_000,
   });
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
-    async stop() {
-      const done = exited(child);
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 2_000);
-      await done;
-      clearTimeout(timer);
-    },
-    async kill() {
-      const done = exited(child);
-      child.kill('SIGKILL');
-      await done;
-    },
+    stop: () => stopChild(child, 'SIGTERM', 2_000),
+    kill: () => killNow(child),
   };
 }
 

@@ -1,7 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { freePort, killNow, killOnExit, waitForOutput } from '../servers.mjs';
 
 /** The binary CI installs (Debian's redis-server); `REDIS_SERVER` points elsewhere. */
 const BINARY = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
@@ -17,27 +17,6 @@ export interface ReplicaServer {
   kill(): Promise<void>;
 }
 
-/** Every replica still running, killed when the worker exits however it exits: no orphans. */
-const running = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of running) {
-    child.kill('SIGCONT');
-    child.kill('SIGKILL');
-  }
-});
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * Starts `redis-server --replicaof 127.0.0.1 <masterPort>` and resolves once its first sync with
  * the master finished; rejects with its output when that takes more than 10 s.
@@ -49,60 +28,25 @@ export async function startReplica(masterPort: number): Promise<ReplicaServer> {
   const child = spawn(
     BINARY,
     [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-      '--replicaof',
-      '127.0.0.1',
-      String(masterPort),
+      ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      ...['--dir', dir, '--replicaof', '127.0.0.1', String(masterPort)],
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  running.add(child);
-  child.once('exit', () => {
-    running.delete(child);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error('not in sync within 10 s')), 10_000);
-    const fail = (error: Error) => {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      reject(new Error(`replica on port ${port} did not start: ${error.message}\n${output}`));
-    };
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (/sync: Finished with success|Successful partial resynchronization/.test(output)) {
-        clearTimeout(timer);
-        child.removeListener('exit', failed);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-    child.once('error', fail);
-    const failed = (code: number | null, signal: string | null) =>
-      fail(new Error(`exited (${code ?? signal})`));
-    child.once('exit', failed);
+  killOnExit(child).once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  await waitForOutput(child, {
+    name: `replica on port ${port}`,
+    ready: /sync: Finished with success|Successful partial resynchronization/,
+    ms: 10_000,
+    waitingFor: 'in sync',
   });
   return {
     port,
     pause: () => child.kill('SIGSTOP'),
     resume: () => child.kill('SIGCONT'),
-    async kill() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGCONT');
-      child.kill('SIGKILL');
-      await done;
+    kill() {
+      child.kill('SIGCONT'); // a paused replica dies at once all the same
+      return killNow(child);
     },
   };
 }

@@ -7,35 +7,22 @@
 // then {"type":"tracked-all"}. On "close": closes the tracker, prints {"type":"closed","unsent",
 // "stats"} and exits.
 import { createInterface } from 'node:readline';
-import { BillingClient } from '../../src/index.js';
 import { type RedisClient, redisSpool } from '../../src/redis/index.js';
 import { createUsageTracker } from '../../src/tracker/tracker.js';
 import { connectFromEnv } from './clients.js';
-import { print } from './print.js';
+import { env, inBatches, mockBilling, print } from './print.js';
 
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (value === undefined) throw new Error(`${name} is not set`);
-  return value;
-};
 const child = Number(env('CHILD'));
 const count = Number(env('COUNT'));
 const parallel = Number(env('PARALLEL'));
 const run = env('RUN');
 /** Pause between batches: tracking spreads over a couple of seconds, so the test can kill it midway. */
 const PACE_MS = 30;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 // The client the test asked for (clients.ts): node-redis or ioredis, one node or a cluster.
 const redis = await connectFromEnv();
 
-const billing = new BillingClient({
-  baseUrl: env('BASE_URL'),
-  apiKey: env('API_KEY'),
-  // Answers the mock dropped are retried soon: the test's time goes to the crash, not to backoff.
-  retryDelay: () => 20,
-});
-const tracker = createUsageTracker(billing, {
+const tracker = createUsageTracker(mockBilling(), {
   spool: redisSpool(redis.client as RedisClient, {
     stream: env('STREAM'),
     consumer: env('CONSUMER'),
@@ -48,24 +35,18 @@ await tracker.flush(); // opens the spool
 print({ type: 'ready' });
 
 async function trackAll(): Promise<void> {
-  for (let start = 0; start < count; start += parallel) {
-    const batch = Array.from({ length: Math.min(parallel, count - start) }, (_, i) => start + i);
-    await Promise.all(
-      batch.map(async (n) => {
-        const quantity = 1 + ((n * 7 + child) % 5);
-        const { event_key } = await tracker.track({
-          account_ref_id: 'acct_active',
-          product_code: 'api-gateway',
-          meter_code: 'api_calls',
-          quantity,
-          metadata: { child, n },
-          ...(n % 2 === 0 ? { event_key: `caller-${run}-${child}-${n}` } : {}),
-        });
-        print({ type: 'tracked', n, key: event_key, quantity });
-      }),
-    );
-    await sleep(PACE_MS);
-  }
+  await inBatches(count, parallel, PACE_MS, async (n) => {
+    const quantity = 1 + ((n * 7 + child) % 5);
+    const { event_key } = await tracker.track({
+      account_ref_id: 'acct_active',
+      product_code: 'api-gateway',
+      meter_code: 'api_calls',
+      quantity,
+      metadata: { child, n },
+      ...(n % 2 === 0 ? { event_key: `caller-${run}-${child}-${n}` } : {}),
+    });
+    print({ type: 'tracked', n, key: event_key, quantity });
+  });
   print({ type: 'tracked-all' });
 }
 

@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MockServer, startMockServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
 import { uniquePrefix } from './connect.js';
-import { buildChild, type Child, type Message, spawnChild } from './processes.js';
+import {
+  type Child,
+  EVENTS_PATH,
+  expectClosedClean,
+  type Message,
+  slowEventPosts,
+  useFleet,
+  waitUntil,
+} from './processes.js';
 import { KINDS, type Target, useTargets } from './targets.js';
 
 // Three instances of a service, each with createUsageTracker on one redisSpool stream, track a few
@@ -17,36 +24,9 @@ const COUNT = 900; // events per child
 const PARALLEL = 16; // track calls under way at once in a child
 const CLAIM_IDLE_MS = 1_000;
 const METER = ['acct_active', 'api-gateway', 'api_calls'] as const;
-const EVENTS_PATH = '/api/usage/events/';
 
 const targets = useTargets();
-let bundle: { file: string; remove(): void };
-let mock: MockServer;
-const spawned: Child[] = [];
-
-beforeAll(async () => {
-  [bundle, mock] = await Promise.all([buildChild('./tracker-process.ts'), startMockServer()]);
-}, 60_000);
-afterAll(async () => {
-  await Promise.all(spawned.map((c) => c.kill()));
-  bundle?.remove();
-  await mock?.close();
-});
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-async function until(
-  what: string,
-  condition: () => Promise<boolean> | boolean,
-  detail: () => unknown = () => '',
-  ms = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what} ${JSON.stringify(detail())}`);
-    await sleep(10);
-  }
-}
+const fleet = useFleet('./tracker-process.ts', 60_000);
 
 /** Entries pending in the group under `consumer`: id and how many times each was delivered. */
 async function pendingOf(target: Target, stream: string, consumer: string): Promise<string[]> {
@@ -75,24 +55,21 @@ async function scenario(label: string, target: Target): Promise<void> {
   const run = randomUUID().slice(0, 8);
   const stream = uniquePrefix(`tracker-${label}`);
   const consumers = Array.from({ length: CHILDREN }, (_, i) => `instance-${i}-${run}`);
-  const before = new Set(mock.store.usageEvents.map((e) => e.event_key));
-  const totalBefore = mock.store.usageTotal(...METER);
+  const before = new Set(fleet.mock.store.usageEvents.map((e) => e.event_key));
+  const totalBefore = fleet.mock.store.usageTotal(...METER);
 
   const children = consumers.map((consumer, i) =>
-    spawnChild(bundle.file, {
+    fleet.spawn({
       ...target.env,
       STREAM: stream,
       CONSUMER: consumer,
       CLAIM_IDLE_MS: String(CLAIM_IDLE_MS),
-      BASE_URL: mock.baseUrl,
-      API_KEY: mock.apiKey,
       CHILD: String(i),
       COUNT: String(COUNT),
       PARALLEL: String(PARALLEL),
       RUN: run,
     }),
   );
-  spawned.push(...children);
   try {
     await Promise.all(children.map((c) => c.next((m) => m.type === 'ready', 20_000)));
     for (const c of children) c.send('go');
@@ -100,7 +77,7 @@ async function scenario(label: string, target: Target): Promise<void> {
     // Child 0 dies (SIGKILL) midway, while entries are pending under its name: taken, not acknowledged.
     const [doomed, ...survivors] = children as [Child, ...Child[]];
     let atKill: string[] = [];
-    await until(
+    await waitUntil(
       'child 0 midway, with entries pending',
       async () => {
         if (tracked(doomed, 0).length < COUNT * 0.3) return false;
@@ -124,21 +101,17 @@ async function scenario(label: string, target: Target): Promise<void> {
 
     await Promise.all(survivors.map((c) => c.next((m) => m.type === 'tracked-all', 30_000)));
     // The survivors send everything, the dead instance's pending entries included (claimed once idle).
-    await until(
+    await waitUntil(
       'the stream drained',
       async () => Number(await target.command(['XLEN', stream])) === 0,
       () => children.map((c) => c.messages.at(-1)),
       60_000,
     );
     expect(await pendingOf(target, stream, consumers[0] as string)).toEqual([]);
-    for (const c of survivors) c.send('close');
-    const closed = await Promise.all(survivors.map((c) => c.next((m) => m.type === 'closed', 30_000)));
-    for (const m of closed) expect(m.unsent).toBe(0);
-    for (const c of children)
-      expect(c.messages.filter((m) => m.type === 'dead-letter' || m.type === 'failed')).toEqual([]);
+    await expectClosedClean(survivors, children);
 
     // What the mock recorded in this scenario, per event (child, n), whatever its key.
-    const recorded = mock.store.usageEvents.filter((e) => !before.has(e.event_key));
+    const recorded = fleet.mock.store.usageEvents.filter((e) => !before.has(e.event_key));
     const byEvent = new Map<string, typeof recorded>();
     for (const e of recorded) {
       const { child, n } = e.metadata as { child: number; n: number };
@@ -168,10 +141,10 @@ async function scenario(label: string, target: Target): Promise<void> {
     }
     expect(inDoubt.length).toBeLessThanOrEqual(PARALLEL);
     const sum = (values: { quantity: number }[]) => values.reduce((total, v) => total + v.quantity, 0);
-    expect(mock.store.usageTotal(...METER) - totalBefore).toBe(sum(all) + sum(inDoubt));
+    expect(fleet.mock.store.usageTotal(...METER) - totalBefore).toBe(sum(all) + sum(inDoubt));
     expect(recorded.length).toBe(all.length + inDoubt.length);
 
-    const posts = mock.requests.count({ method: 'POST', path: EVENTS_PATH });
+    const posts = fleet.mock.requests.count({ method: 'POST', path: EVENTS_PATH });
     console.info(
       `${label}: ${all.length} events tracked (+${inDoubt.length} in doubt at the kill), ${left.length} pending under the killed instance claimed, ${posts} POSTs for ${recorded.length} events recorded`,
     );
@@ -183,30 +156,20 @@ async function scenario(label: string, target: Target): Promise<void> {
 
 describe('3 processes tracking usage through one redisSpool stream, one SIGKILLed midway', () => {
   it('every tracked event is recorded exactly once, the total is exact', async () => {
-    mock.reset();
     // Each request takes 20 ms, so sends lag behind tracking and entries wait in the group.
-    mock.faults.add({ method: 'POST', path: EVENTS_PATH, delayMs: 20, times: Number.POSITIVE_INFINITY });
+    slowEventPosts(fleet.mock);
     await scenario('plain', targets('node-redis'));
   }, 120_000);
 
   it('the same with 10% of the answers dropped after the mock recorded the event', async () => {
-    mock.reset();
-    mock.faults.add({
-      method: 'POST',
-      path: EVENTS_PATH,
-      reset: 'after',
-      probability: 0.1,
-      times: Number.POSITIVE_INFINITY,
-    });
-    mock.faults.add({ method: 'POST', path: EVENTS_PATH, delayMs: 20, times: Number.POSITIVE_INFINITY });
+    slowEventPosts(fleet.mock, true);
     await scenario('dropped answers', targets('node-redis'));
   }, 120_000);
 
   it.each(KINDS.filter((kind) => kind.endsWith('-cluster')))(
     'on a Redis Cluster with %s: every tracked event is recorded exactly once, the total is exact',
     async (kind) => {
-      mock.reset();
-      mock.faults.add({ method: 'POST', path: EVENTS_PATH, delayMs: 20, times: Number.POSITIVE_INFINITY });
+      slowEventPosts(fleet.mock);
       await scenario(`cluster, ${kind}`, targets(kind));
     },
     120_000,
