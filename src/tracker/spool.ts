@@ -76,17 +76,3 @@ export interface Spool {
   /** Releases the spool (lock, files, timers); what was not acknowledged stays in a durable spool. */
   close(): Promise<void>;
 }
-
-/**
- * The event a durable spool stored as JSON, or `undefined` when it is not one (a row or entry
- * written by another program, or damaged): such a record is acknowledged and dropped rather than
- * handed out again for ever.
- */
-export function parseSpooledEvent(json: unknown): SpooledEvent | undefined {
-  try {
-    const event = JSON.parse(String(json)) as Partial<SpooledEvent> | null;
-    return typeof event?.event_key === 'string' ? (event as SpooledEvent) : undefined;
-  } catch {
-    return undefined;
-  }
-}
