@@ -41,6 +41,8 @@ export type {
   GateRequest,
   GateSource,
   HonoContextLike,
+  HonoMiddleware,
+  NodeMiddleware,
   NodeResponseLike,
   PaywallTarget,
   SubscriptionNeed,

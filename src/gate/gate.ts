@@ -11,6 +11,8 @@ import type {
   GateOptions,
   GateRequest,
   HonoContextLike,
+  HonoMiddleware,
+  NodeMiddleware,
   NodeResponseLike,
 } from './types.js';
 
@@ -112,6 +114,87 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
   /** The decisions of requests allowed through protect, for `decisionOf`; gone with the request. */
   const decisions = new WeakMap<object, GateAllowed>();
 
+  function hono(need: GateNeeds<Req>): HonoMiddleware;
+  function hono<C extends HonoContextLike, R extends Response | Promise<Response>>(
+    need: GateNeeds<Req>,
+    handler: (c: C) => R,
+  ): (c: C) => R | Response | Promise<Response>;
+  function hono(need: GateNeeds<Req>, handler?: (c: HonoContextLike) => Response | Promise<Response>) {
+    const needs = checked('hono', need);
+    /**
+     * An allowed request goes on: `run` is the chain's `next()` or the route's own handler, and
+     * `status` reads the route's answer once it ran (after `next()`, Hono's is at `c.res`).
+     */
+    const goOn = <T>(
+      c: HonoContextLike,
+      decision: GateAllowed,
+      run: () => T,
+      status: (ran: Awaited<T>) => number,
+    ) => {
+      c.set('billing', decision);
+      // Without usage, the gate's answer is the route's own: no async frame of its own.
+      if (!needs.usage.length) return run();
+      const request = c.req.raw as unknown as Req;
+      return Promise.resolve(run()).then(async (ran) => {
+        if (ok(status(ran))) await track(needs, request, decision);
+        return ran;
+      });
+    };
+    const gated = <T>(c: HonoContextLike, run: () => T, status: (ran: Awaited<T>) => number) => {
+      const made = decide(decider, c.req.raw as unknown as Req, needs);
+      const on = (d: GateDecision) => (d.allowed ? goOn(c, d, run, status) : d.response);
+      return isDecided(made) ? on(made) : made.then(on);
+    };
+    // One handler: Hono runs a route of one handler without its middleware chain.
+    if (handler)
+      return (c: HonoContextLike) =>
+        gated(
+          c,
+          () => handler(c),
+          (answer) => answer.status,
+        );
+    return (c: HonoContextLike, next: () => Promise<void>) =>
+      Promise.resolve(gated(c, next, () => c.res.status)) as Promise<Response | undefined>;
+  }
+
+  function express(need: GateNeeds<Req>): NodeMiddleware<Req>;
+  function express<Res extends NodeResponseLike, N extends Next>(
+    need: GateNeeds<Req>,
+    handler: (req: Req, res: Res, next: N) => unknown,
+  ): (req: Req, res: Res, next: N) => unknown;
+  function express(need: GateNeeds<Req>, handler?: (req: Req, res: NodeResponseLike, next: Next) => unknown) {
+    const needs = checked('express', need);
+    /** An allowed request goes on: `run` is the chain's `next()` or the route's own handler. */
+    const goOn = (req: Req, res: NodeResponseLike, decision: GateAllowed, run: () => unknown) => {
+      res.locals ??= {};
+      res.locals.billing = decision;
+      if (needs.usage.length) {
+        res.once('finish', () => {
+          if (ok(res.statusCode)) void track(needs, req, decision);
+        });
+      }
+      return run();
+    };
+    const gated = (req: Req, res: NodeResponseLike, next: Next, run: () => unknown) => {
+      // A throwing `account` (or a dead socket) goes where Express sends any middleware's error.
+      let made: ReturnType<typeof decide>;
+      try {
+        made = decide(decider, req, needs);
+      } catch (error) {
+        return next(error);
+      }
+      const on = (d: GateDecision) =>
+        d.allowed ? goOn(req, res, d, run) : void writeNode(res, d.response).catch(next);
+      // Decided at once, the handler's own return (and throw) is Express's to handle, as without the gate.
+      return isDecided(made) ? on(made) : made.then(on).catch(next);
+    };
+    // One handler: one layer fewer in Express's router.
+    if (handler)
+      return (req: Req, res: NodeResponseLike, next: Next) =>
+        gated(req, res, next, () => handler(req, res, next));
+    return (req: Req, res: NodeResponseLike, next: Next) => void gated(req, res, next, next);
+  }
+
   return {
     async check(request, need) {
       return decide(decider, request, checked('check', need));
@@ -134,60 +217,9 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
       };
     },
 
-    hono(need) {
-      const needs = checked('hono', need);
-      const pass = (
-        c: HonoContextLike,
-        next: () => Promise<void>,
-        decision: GateDecision,
-      ): Promise<Response | undefined> => {
-        if (!decision.allowed) return Promise.resolve(decision.response);
-        const request = c.req.raw;
-        c.set('billing', decision);
-        // Without usage, the middleware's promise is the route's: no async frame of its own. Hono's
-        // `next()` resolves undefined (typed void).
-        if (!needs.usage.length) return next() as Promise<undefined>;
-        return next().then(async () => {
-          if (ok(c.res.status)) await track(needs, request as unknown as Req, decision);
-          return undefined;
-        });
-      };
-      return (c, next) => {
-        const decision = decide(decider, c.req.raw as unknown as Req, needs);
-        return isDecided(decision) ? pass(c, next, decision) : decision.then((d) => pass(c, next, d));
-      };
-    },
+    hono,
 
-    express(need) {
-      const needs = checked('express', need);
-      const pass = (
-        req: Req,
-        res: NodeResponseLike,
-        next: (error?: unknown) => void,
-        decision: GateDecision,
-      ) => {
-        if (!decision.allowed) return void writeNode(res, decision.response).catch(next);
-        res.locals ??= {};
-        res.locals.billing = decision;
-        if (needs.usage.length) {
-          res.once('finish', () => {
-            if (ok(res.statusCode)) void track(needs, req, decision);
-          });
-        }
-        next();
-      };
-      return (req, res, next) => {
-        // A throwing `account` (or a dead socket) goes where Express sends any middleware's error.
-        let decision: ReturnType<typeof decide>;
-        try {
-          decision = decide(decider, req, needs);
-        } catch (error) {
-          return next(error);
-        }
-        if (isDecided(decision)) return pass(req, res, next, decision);
-        decision.then((d) => pass(req, res, next, d), next);
-      };
-    },
+    express,
 
     fastify(need) {
       const needs = checked('fastify', need);
@@ -210,6 +242,9 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     },
   } satisfies Gate<Req>;
 }
+
+/** Express's `next`. */
+type Next = (error?: unknown) => void;
 
 /** A decision made without a promise (see decide). */
 function isDecided(decision: GateDecision | Promise<GateDecision>): decision is GateDecision {

@@ -234,6 +234,12 @@ export interface NodeResponseLike {
   once(event: 'finish', listener: () => void): unknown;
 }
 
+/** What `gate.hono(need)` gives: a Hono middleware. */
+export type HonoMiddleware = (c: HonoContextLike, next: () => Promise<void>) => Promise<Response | undefined>;
+
+/** What `gate.express(need)` gives: an Express / Connect / node:http middleware. */
+export type NodeMiddleware<Req> = (req: Req, res: NodeResponseLike, next: (error?: unknown) => void) => void;
+
 /** A route's gate: made by {@link createGate}, it decides and answers for any framework. */
 export interface Gate<Req extends GateRequest = Request> {
   /**
@@ -245,11 +251,28 @@ export interface Gate<Req extends GateRequest = Request> {
   /** Wraps a Fetch handler: a "no" is answered by the gate; usage is tracked after a 2xx answer. */
   protect<A extends unknown[]>(need: GateNeeds<Req>, handler: FetchHandler<Req, A>): FetchHandler<Req, A>;
   /** Hono middleware: the decision at `c.get('billing')`. */
-  hono(
+  hono(need: GateNeeds<Req>): HonoMiddleware;
+  /**
+   * The route's handler behind the gate, as one Hono handler: the decision at `c.get('billing')`,
+   * a "no" answered by the gate. The same as `gate.hono(need)` before `handler`, without Hono's
+   * middleware chain (a route of one handler runs without it): for hot routes.
+   */
+  hono<C extends HonoContextLike, R extends Response | Promise<Response>>(
     need: GateNeeds<Req>,
-  ): (c: HonoContextLike, next: () => Promise<void>) => Promise<Response | undefined>;
+    handler: (c: C) => R,
+  ): (c: C) => R | Response | Promise<Response>;
   /** Express / Connect / node:http middleware: the decision at `res.locals.billing`. */
-  express(need: GateNeeds<Req>): (req: Req, res: NodeResponseLike, next: (error?: unknown) => void) => void;
+  express(need: GateNeeds<Req>): NodeMiddleware<Req>;
+  /**
+   * The route's handler behind the gate, as one Express handler: the decision at
+   * `res.locals.billing`, a "no" answered by the gate. The same as `gate.express(need)` before
+   * `handler`, one layer fewer in Express's router: for hot routes. What `handler` returns (Express
+   * 5 follows a rejected promise to its error handler) is returned.
+   */
+  express<Res extends NodeResponseLike, Next extends (error?: unknown) => void>(
+    need: GateNeeds<Req>,
+    handler: (req: Req, res: Res, next: Next) => unknown,
+  ): (req: Req, res: Res, next: Next) => unknown;
   /**
    * The decision `protect` made for `request`, for a Fetch handler that wants the account, the
    * source or the debit; `undefined` for a request `protect` did not allow. (Hono's handlers read

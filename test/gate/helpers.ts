@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import express from 'express';
 import Fastify, { type FastifyRequest } from 'fastify';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { afterEach, expect } from 'vitest';
 import {
   type AccessCache,
@@ -166,28 +166,35 @@ function served(server: LoopbackServer, seen: ReturnType<typeof observer>): Serv
   };
 }
 
-/** Express 5: `app.get(path, gate.express(need), handler)`; the decision at `res.locals.billing`. */
-const expressFramework: Framework = {
-  name: 'express',
-  seesDecision: true,
-  async serve(setup, route) {
-    const gate = createGate<express.Request>(gateOptions(setup));
-    const count = observer();
-    const app = express();
-    app.all('/r', gate.express(route.need), (req, res) => {
-      count.run();
-      const { status, throws } = wanted(req);
-      if (throws) throw new Error('handler failed');
-      const billing: GateAllowed | null = res.locals.billing ?? null;
-      res.status(status).json({ billing } satisfies Echo);
-    });
-    app.use((error: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) => {
-      count.errors.push(error);
-      next(error);
-    });
-    return served(await serveNode(app), count);
-  },
-};
+/**
+ * Express 5: `app.get(path, gate.express(need), handler)`, or wrapped, `app.get(path,
+ * gate.express(need, handler))`; the decision at `res.locals.billing`.
+ */
+function expressFramework(wrapped: boolean): Framework {
+  return {
+    name: wrapped ? 'express (wrapped handler)' : 'express',
+    seesDecision: true,
+    async serve(setup, route) {
+      const gate = createGate<express.Request>(gateOptions(setup));
+      const count = observer();
+      const app = express();
+      const handler = (req: express.Request, res: express.Response) => {
+        count.run();
+        const { status, throws } = wanted(req);
+        if (throws) throw new Error('handler failed');
+        const billing: GateAllowed | null = res.locals.billing ?? null;
+        res.status(status).json({ billing } satisfies Echo);
+      };
+      if (wrapped) app.all('/r', gate.express(route.need, handler));
+      else app.all('/r', gate.express(route.need), handler);
+      app.use((error: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) => {
+        count.errors.push(error);
+        next(error);
+      });
+      return served(await serveNode(app), count);
+    },
+  };
+}
 
 /** Fastify 5: a route with `preHandler: gate.fastify(need)`; the decision at `request.billing`. */
 const fastifyFramework: Framework = {
@@ -235,28 +242,36 @@ async function serveHono(fetch: (request: Request) => Response | Promise<Respons
   };
 }
 
-/** Hono 4 on @hono/node-server: `app.get(path, gate.hono(need), handler)`; the decision at `c.get('billing')`. */
-const honoFramework: Framework = {
-  name: 'hono',
-  seesDecision: true,
-  async serve(setup, route) {
-    const gate = createGate(gateOptions<Request>(setup));
-    const count = observer();
-    const app = new Hono<{ Variables: { billing: GateAllowed } }>();
-    app.on(['GET', 'POST'], '/r', gate.hono(route.need), (c) => {
-      count.run();
-      const { status, throws } = wanted(c.req.raw);
-      if (throws) throw new Error('handler failed');
-      const billing = c.get('billing') ?? null;
-      return c.json({ billing } satisfies Echo, status);
-    });
-    app.onError((error, c) => {
-      count.errors.push(error);
-      return c.text('Internal Server Error', 500);
-    });
-    return served(await serveHono(app.fetch), count);
-  },
-};
+/**
+ * Hono 4 on @hono/node-server: `app.get(path, gate.hono(need), handler)`, or wrapped, `app.get(path,
+ * gate.hono(need, handler))`; the decision at `c.get('billing')`.
+ */
+function honoFramework(wrapped: boolean): Framework {
+  return {
+    name: wrapped ? 'hono (wrapped handler)' : 'hono',
+    seesDecision: true,
+    async serve(setup, route) {
+      const gate = createGate(gateOptions<Request>(setup));
+      const count = observer();
+      type Env = { Variables: { billing: GateAllowed } };
+      const app = new Hono<Env>();
+      const handler = (c: Context<Env>) => {
+        count.run();
+        const { status, throws } = wanted(c.req.raw);
+        if (throws) throw new Error('handler failed');
+        const billing = c.get('billing') ?? null;
+        return c.json({ billing } satisfies Echo, status);
+      };
+      if (wrapped) app.on(['GET', 'POST'], '/r', gate.hono(route.need, handler));
+      else app.on(['GET', 'POST'], '/r', gate.hono(route.need), handler);
+      app.onError((error, c) => {
+        count.errors.push(error);
+        return c.text('Internal Server Error', 500);
+      });
+      return served(await serveHono(app.fetch), count);
+    },
+  };
+}
 
 /** `gate.protect(need, handler)`: a Fetch handler, served by @hono/node-server's `serve({ fetch })`. */
 const protectFramework: Framework = {
@@ -286,9 +301,11 @@ const protectFramework: Framework = {
 
 /** Every adapter, each in its real framework. */
 export const FRAMEWORKS: readonly Framework[] = [
-  expressFramework,
+  expressFramework(false),
+  expressFramework(true),
   fastifyFramework,
-  honoFramework,
+  honoFramework(false),
+  honoFramework(true),
   protectFramework,
 ];
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import express from 'express';
 import Fastify, { type FastifyRequest } from 'fastify';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { BillingClient, createAccessCache, createGate, type GateAllowed } from '../../src/index.js';
 
@@ -46,6 +46,19 @@ function expressApp() {
     },
   );
   app.use('/all', gate.express(need));
+  // The wrapped form: the handler keeps Express's own types for `req` and `res`.
+  app.get(
+    '/wrapped',
+    gate.express(need, (req, res: express.Response) => {
+      res.json({ account: (res.locals.billing as GateAllowed).account_ref_id, path: req.path });
+    }),
+  );
+  app.get(
+    '/wrapped-async',
+    gate.express(need, async (_req, res: express.Response) => {
+      res.json(res.locals.billing);
+    }),
+  );
   return app;
 }
 
@@ -90,6 +103,15 @@ function honoApps() {
   typed.use('/api/*', gate.hono(need));
   const plain = new Hono();
   plain.get('/export', gate.hono(need), (c) => c.text('ok'));
+  // The wrapped form: one handler, given Hono's own context type.
+  typed.get(
+    '/wrapped',
+    gate.hono(need, (c: Context<{ Variables: { billing: GateAllowed } }>) => c.json(c.get('billing'))),
+  );
+  plain.get(
+    '/wrapped',
+    gate.hono(need, async (c: Context) => c.text('ok')),
+  );
   return { typed, plain };
 }
 
