@@ -4,6 +4,8 @@
 // browser does (`/gated`, 303 to the paywall with the link reused), in alternating windows.
 // Usage: node gate-load.mjs '{"port":N,"concurrency":16,"warmupMs":2000,"durationMs":1500,"pairs":4}'
 // Prints one line `BENCH_RESULT {json}`; exits 1 with the error on stderr when a check failed.
+// Kinds: `plain`, `noop` (a no-op async middleware), `gated` (the gate as a middleware), `wrapped`
+// (the gate wrapping the handler), `denied`.
 //
 // Each window keeps `concurrency` requests in flight over as many keep-alive connections (undici's
 // Pool, the fastest client Node has) for `durationMs`: req/s, every request's latency (hrtime), and
@@ -23,6 +25,7 @@ const KINDS = {
   plain: { path: '/plain', headers: ALLOWED, status: 200 },
   noop: { path: '/noop', headers: ALLOWED, status: 200 },
   gated: { path: '/gated', headers: ALLOWED, status: 200 },
+  wrapped: { path: '/wrapped', headers: ALLOWED, status: 200 },
   denied: { path: '/gated', headers: DENIED_NAVIGATION, status: 303 },
 };
 const ORDER = Object.keys(KINDS);
@@ -49,6 +52,8 @@ async function check() {
   expectThat(noop.status === 200 && noop.text === plain.text, '/noop', noop);
   const gated = await get('/gated', ALLOWED);
   expectThat(gated.status === 200 && gated.text === plain.text, '/gated (active)', gated);
+  const wrapped = await get('/wrapped', ALLOWED);
+  expectThat(wrapped.status === 200 && wrapped.text === plain.text, '/wrapped (active)', wrapped);
   const nav = await get('/gated', DENIED_NAVIGATION);
   expectThat(
     nav.status === 303 && String(nav.headers.location).includes(`${PAYWALL_PATH}?u=`),

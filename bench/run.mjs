@@ -7,7 +7,7 @@
 //   npm run bench -- --only billing-sdk --rounds 3 --duration 1000 --skip cold,memory,sizes
 //                                                 # a quick check while optimising (fetch is always kept)
 //
-// Flags: --rounds N (5), --duration ms (1500), --warmup ms (2000), --concurrency 1,32, --only a,b,
+// Flags: --rounds N (5), --duration ms (1500; the gate mode's windows: 250), --warmup ms (2000), --concurrency 1,32, --only a,b,
 // --cold N (15 samples per package), --skip cold,memory,sizes, --out file (bench/RESULTS.md), --build.
 // The normal run also reports billing-sdk's CPU per request against plain `ky(...).json()` (goal ≤ 1.10×).
 //
@@ -55,9 +55,11 @@
 // Express 5 and in Hono 4 (@hono/node-server), the same route with and without the gate, on an account
 // answered from the access cache (the SDK's embedded mock in the app's process, no bench server).
 // throughput: per framework and --rounds, a fresh app and a fresh load process (16 in flight): req/s,
-// latency and the app's CPU per request of the route without the gate, gated and allowed, gated and
-// denied (a navigation: 303 to the paywall, the link reused), in alternating --duration windows: the
-// ratio gated ÷ without (goal ≥ 0.95) and the resolve requests (one per process). percall: `gate.check`
+// latency and the app's CPU per request of the route without the gate, behind a no-op middleware,
+// gated and allowed (the middleware form, and the handler wrapped), gated and denied (a navigation:
+// 303 to the paywall, the link reused), in 24 rounds of short alternating --duration windows: the
+// ratios wrapped ÷ without and middleware ÷ no-op middleware (goals ≥ 0.95) and the resolve requests
+// (one per process). percall: `gate.check`
 // from the cache, every call timed, one fresh child per --rounds (goal p99 ≤ 20 µs). --skip takes
 // throughput,percall.
 //
@@ -177,7 +179,7 @@ const { values: flags } = parseArgs({
   options: {
     // 5 for the normal run, 3 (walk rounds) for --workloads.
     rounds: { type: 'string' },
-    duration: { type: 'string', default: '1500' },
+    duration: { type: 'string' },
     // 2 s, not less: traced per 250 ms on this 2-core machine (Node 20), every client (raw fetch
     // included) keeps speeding up for 1.5–2 s while V8 optimises undici, zod and the clients; with a
     // 0.75 s warm-up, the ramp leaked into the window and billed the slower-warming clients for it.
@@ -230,7 +232,9 @@ const mode = ['workloads', 'access', 'tracker', 'gate', 'invalidation', 'postgre
 if (mode.length > 1) usage(`--${mode.join(' and --')}: one mode at a time`);
 const sectionMode = mode[0] ?? null;
 const rounds = positiveInt('rounds', flags.rounds ?? (sectionMode ? '3' : '5'));
-const durationMs = positiveInt('duration', flags.duration);
+// The gate mode's windows are short: this VM's speed drifts from one second to the next, and many
+// neighbouring pairs of windows see the same machine where a few long ones do not.
+const durationMs = positiveInt('duration', flags.duration ?? (flags.gate ? '250' : '1500'));
 const warmupMs = positiveInt('warmup', flags.warmup);
 const coldN = positiveInt('cold', flags.cold);
 const concurrencies = flags.concurrency.split(',').map((c) => positiveInt('concurrency', c));
