@@ -1,12 +1,14 @@
 import { check, checkOptions, func, integer, oneOf, type Rule, required, text } from '../internal/checks.js';
 import { safely } from '../util/safely.js';
 import { type Decider, decide } from './decide.js';
+import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
+import { type HonoHandler, honoAdapter } from './hono.js';
 import { PaywallLinks } from './links.js';
 import { type CheckedNeeds, checkNeeds, quantityOf } from './needs.js';
+import { type GateRoute, isDecided, succeeded } from './route.js';
 import type {
   Gate,
   GateAllowed,
-  GateDecision,
   GateNeeds,
   GateOptions,
   GateRequest,
@@ -110,89 +112,34 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
         }
       }),
     ).then(() => {});
-  const ok = (status: number) => status >= 200 && status < 300;
   /** The decisions of requests allowed through protect, for `decisionOf`; gone with the request. */
   const decisions = new WeakMap<object, GateAllowed>();
+  /** A route of `need` (checked now, so a typo fails at start-up) for one adapter. */
+  const routeOf = (operation: string, need: GateNeeds<Req>): GateRoute<Req> => {
+    const needs = checked(operation, need);
+    return {
+      tracksUsage: needs.usage.length > 0,
+      decide: (request) => decide(decider, request, needs),
+      track: (request, allowed) => track(needs, request, allowed),
+    };
+  };
 
   function hono(need: GateNeeds<Req>): HonoMiddleware;
   function hono<C extends HonoContextLike, R extends Response | Promise<Response>>(
     need: GateNeeds<Req>,
     handler: (c: C) => R,
   ): (c: C) => R | Response | Promise<Response>;
-  function hono(need: GateNeeds<Req>, handler?: (c: HonoContextLike) => Response | Promise<Response>) {
-    const needs = checked('hono', need);
-    /**
-     * An allowed request goes on: `run` is the chain's `next()` or the route's own handler, and
-     * `status` reads the route's answer once it ran (after `next()`, Hono's is at `c.res`).
-     */
-    const goOn = <T>(
-      c: HonoContextLike,
-      decision: GateAllowed,
-      run: () => T,
-      status: (ran: Awaited<T>) => number,
-    ) => {
-      c.set('billing', decision);
-      // Without usage, the gate's answer is the route's own: no async frame of its own.
-      if (!needs.usage.length) return run();
-      const request = c.req.raw as unknown as Req;
-      return Promise.resolve(run()).then(async (ran) => {
-        if (ok(status(ran))) await track(needs, request, decision);
-        return ran;
-      });
-    };
-    const gated = <T>(c: HonoContextLike, run: () => T, status: (ran: Awaited<T>) => number) => {
-      const made = decide(decider, c.req.raw as unknown as Req, needs);
-      const on = (d: GateDecision) => (d.allowed ? goOn(c, d, run, status) : d.response);
-      return isDecided(made) ? on(made) : made.then(on);
-    };
-    // One handler: Hono runs a route of one handler without its middleware chain.
-    if (handler)
-      return (c: HonoContextLike) =>
-        gated(
-          c,
-          () => handler(c),
-          (answer) => answer.status,
-        );
-    return (c: HonoContextLike, next: () => Promise<void>) =>
-      Promise.resolve(gated(c, next, () => c.res.status)) as Promise<Response | undefined>;
+  function hono(need: GateNeeds<Req>, handler?: HonoHandler) {
+    return honoAdapter(routeOf('hono', need), handler);
   }
 
   function express(need: GateNeeds<Req>): NodeMiddleware<Req>;
-  function express<Res extends NodeResponseLike, N extends Next>(
+  function express<Res extends NodeResponseLike, N extends NodeNext>(
     need: GateNeeds<Req>,
     handler: (req: Req, res: Res, next: N) => unknown,
   ): (req: Req, res: Res, next: N) => unknown;
-  function express(need: GateNeeds<Req>, handler?: (req: Req, res: NodeResponseLike, next: Next) => unknown) {
-    const needs = checked('express', need);
-    /** An allowed request goes on: `run` is the chain's `next()` or the route's own handler. */
-    const goOn = (req: Req, res: NodeResponseLike, decision: GateAllowed, run: () => unknown) => {
-      res.locals ??= {};
-      res.locals.billing = decision;
-      if (needs.usage.length) {
-        res.once('finish', () => {
-          if (ok(res.statusCode)) void track(needs, req, decision);
-        });
-      }
-      return run();
-    };
-    const gated = (req: Req, res: NodeResponseLike, next: Next, run: () => unknown) => {
-      // A throwing `account` (or a dead socket) goes where Express sends any middleware's error.
-      let made: ReturnType<typeof decide>;
-      try {
-        made = decide(decider, req, needs);
-      } catch (error) {
-        return next(error);
-      }
-      const on = (d: GateDecision) =>
-        d.allowed ? goOn(req, res, d, run) : void writeNode(res, d.response).catch(next);
-      // Decided at once, the handler's own return (and throw) is Express's to handle, as without the gate.
-      return isDecided(made) ? on(made) : made.then(on).catch(next);
-    };
-    // One handler: one layer fewer in Express's router.
-    if (handler)
-      return (req: Req, res: NodeResponseLike, next: Next) =>
-        gated(req, res, next, () => handler(req, res, next));
-    return (req: Req, res: NodeResponseLike, next: Next) => void gated(req, res, next, next);
+  function express(need: GateNeeds<Req>, handler?: NodeHandler<Req>) {
+    return expressAdapter(routeOf('express', need), handler);
   }
 
   return {
@@ -205,14 +152,14 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     },
 
     protect(need, handler) {
-      const needs = checked('protect', need);
+      const route = routeOf('protect', need);
       return async (request, ...rest) => {
-        const made = decide(decider, request, needs);
+        const made = route.decide(request);
         const decision = isDecided(made) ? made : await made;
         if (!decision.allowed) return decision.response;
         decisions.set(request, decision);
         const response = await handler(request, ...rest);
-        if (needs.usage.length && ok(response.status)) await track(needs, request, decision);
+        if (route.tracksUsage && succeeded(response.status)) await route.track(request, decision);
         return response;
       };
     },
@@ -222,9 +169,9 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     express,
 
     fastify(need) {
-      const needs = checked('fastify', need);
+      const route = routeOf('fastify', need);
       return async (request, reply) => {
-        const decision = await decide(decider, request, needs);
+        const decision = await route.decide(request);
         if (!decision.allowed) {
           reply.code(decision.status);
           decision.response.headers.forEach((value, name) => void reply.header(name, value));
@@ -232,32 +179,13 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
           return reply.send(await decision.response.text());
         }
         (request as Req & { billing?: GateAllowed }).billing = decision;
-        if (needs.usage.length) {
+        if (route.tracksUsage) {
           reply.raw.once('finish', () => {
-            if (ok(reply.statusCode)) void track(needs, request, decision);
+            if (succeeded(reply.statusCode)) void route.track(request, decision);
           });
         }
         return undefined;
       };
     },
   } satisfies Gate<Req>;
-}
-
-/** Express's `next`. */
-type Next = (error?: unknown) => void;
-
-/** A decision made without a promise (see decide). */
-function isDecided(decision: GateDecision | Promise<GateDecision>): decision is GateDecision {
-  return typeof (decision as Promise<GateDecision>).then !== 'function';
-}
-
-/** Writes a gate's Fetch answer to Node's response (Express, Connect, node:http). */
-async function writeNode(res: NodeResponseLike, response: Response): Promise<void> {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  const body = await response.text();
-  res.writeHead(response.status, headers);
-  res.end(body);
 }

@@ -256,6 +256,9 @@ export interface Gate<Req extends GateRequest = Request> {
    * The route's handler behind the gate, as one Hono handler: the decision at `c.get('billing')`,
    * a "no" answered by the gate. The same as `gate.hono(need)` before `handler`, without Hono's
    * middleware chain (a route of one handler runs without it): for hot routes.
+   *
+   * @typeParam C - Hono's context as the handler types it (your app's `Context`).
+   * @typeParam R - What the handler answers; the gate's "no" is a `Response` too.
    */
   hono<C extends HonoContextLike, R extends Response | Promise<Response>>(
     need: GateNeeds<Req>,
@@ -268,6 +271,9 @@ export interface Gate<Req extends GateRequest = Request> {
    * `res.locals.billing`, a "no" answered by the gate. The same as `gate.express(need)` before
    * `handler`, one layer fewer in Express's router: for hot routes. What `handler` returns (Express
    * 5 follows a rejected promise to its error handler) is returned.
+   *
+   * @typeParam Res - Express's response as the handler types it (`express.Response`).
+   * @typeParam Next - Express's `next` as the handler types it.
    */
   express<Res extends NodeResponseLike, Next extends (error?: unknown) => void>(
     need: GateNeeds<Req>,

@@ -1,4 +1,5 @@
 import type { SpoolEntry, SpooledEvent } from '../tracker/spool.js';
+import { parseSpooledEvent } from '../tracker/spooled-event.js';
 import type { Db, Sql } from './driver.js';
 
 /**
@@ -99,7 +100,7 @@ export async function claimRows(
   const entries: SpoolEntry[] = [];
   const unreadable: string[] = [];
   for (const row of rows) {
-    const event = parse(row.event);
+    const event = parseSpooledEvent(row.event);
     if (event) entries.push({ id: String(row.id), event });
     else unreadable.push(String(row.id));
   }
@@ -109,16 +110,6 @@ export async function claimRows(
 /** Orders decimal ids as numbers (they may pass 2^53). */
 function compareIds(a: string, b: string): number {
   return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
-}
-
-/** The event of a row's JSON, or `undefined` when it is not one. */
-function parse(json: unknown): SpooledEvent | undefined {
-  try {
-    const event = JSON.parse(String(json)) as Partial<SpooledEvent> | null;
-    return typeof event?.event_key === 'string' ? (event as SpooledEvent) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Extends the lease of the rows this spool holds: a live relay keeps them from other relays. */

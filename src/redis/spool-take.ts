@@ -1,4 +1,5 @@
-import type { SpoolEntry, SpooledEvent } from '../tracker/spool.js';
+import type { SpoolEntry } from '../tracker/spool.js';
+import { parseSpooledEvent } from '../tracker/spooled-event.js';
 import { ACK, TAKE } from './lua/spool.js';
 import { withdrawWindowMs } from './spool-replicas.js';
 import type { SpoolStream } from './spool-stream.js';
@@ -41,7 +42,7 @@ export function taker(
       const id = String(reply[i]);
       // Already handed out (XAUTOCLAIM took back an entry of ours whose renewal came late).
       if (spool.held.has(id)) continue;
-      const event = parse(reply[i + 1]);
+      const event = parseSpooledEvent(reply[i + 1]);
       if (!event) unreadable.push(id);
       else {
         spool.held.add(id);
@@ -52,14 +53,4 @@ export function taker(
     if (unreadable.length) await spool.run(ACK, [spool.group, ...unreadable]).catch(() => {});
     return entries;
   };
-}
-
-/** The event of an entry's JSON, or `undefined` when it is not one (written by another program). */
-function parse(json: unknown): SpooledEvent | undefined {
-  try {
-    const event = JSON.parse(String(json)) as Partial<SpooledEvent> | null;
-    return typeof event?.event_key === 'string' ? (event as SpooledEvent) : undefined;
-  } catch {
-    return undefined;
-  }
 }
