@@ -120,3 +120,62 @@ describe('gate.decisionOf', () => {
     }
   });
 });
+
+describe('the wrapped forms on a fresh hit', () => {
+  it('gate.hono(need, handler) and gate.express(need, handler) return the handler’s own answer, in the same tick', async () => {
+    const billing = clientFor(mock.server);
+    const access = createAccessCache(billing, { ttlMs: 60_000 });
+    const gate = createGate({ billing, access, account: (r) => r.headers.get('x-account') ?? undefined });
+    const nodeGate = createGate<{ headers: Record<string, string> }>({
+      billing,
+      access,
+      account: (req) => req.headers['x-account'],
+    });
+    try {
+      const answer = new Response('ok');
+      const seen: unknown[] = [];
+      const context = () => ({
+        req: { raw: asking(A) },
+        res: answer,
+        set: (_key: 'billing', value: unknown) => void seen.push(value),
+      });
+      const honoRoute = gate.hono(PRO, () => answer);
+      // First: from the service, so a promise of the same answer.
+      const first = honoRoute(context());
+      expect(first).toBeInstanceOf(Promise);
+      expect(await first).toBe(answer);
+      // Then from memory: the handler's answer itself, no promise, the decision set before it ran.
+      expect(honoRoute(context())).toBe(answer);
+      expect(seen.at(-1)).toEqual({ allowed: true, account_ref_id: A, source: 'cache' });
+
+      const res = {
+        statusCode: 200,
+        locals: {} as Record<string, unknown>,
+        writeHead: () => res,
+        end: () => res,
+        once: () => res,
+      };
+      const expressRoute = nodeGate.express(PRO, (_req, r: typeof res) => r.locals.billing);
+      const next = (error?: unknown) => {
+        throw new Error(`next(${String(error)}) was called`);
+      };
+      expect(expressRoute({ headers: { 'x-account': A } }, res, next)).toEqual({
+        allowed: true,
+        account_ref_id: A,
+        source: 'cache',
+      });
+      // A "no" (decided after a promise: its answer may carry a link) is the gate's: the handler never runs.
+      const denied = nodeGate.express(PRO, () => {
+        throw new Error('the handler ran');
+      });
+      await gate.check(asking(PAST_DUE), PRO);
+      const written: number[] = [];
+      const deniedRes = { ...res, writeHead: (status: number) => void written.push(status) };
+      expect(await denied({ headers: { 'x-account': PAST_DUE } }, deniedRes, next)).toBeUndefined();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(written).toEqual([402]);
+    } finally {
+      await access.close();
+    }
+  });
+});
