@@ -10,7 +10,7 @@
 // Each window keeps `concurrency` requests in flight over as many keep-alive connections (undici's
 // Pool, the fastest client Node has) for `durationMs`: req/s, every request's latency (hrtime), and
 // the app process's CPU time per request (its process.cpuUsage() before and after, from a control
-// route). Windows come in rounds of one per kind, the order rotated each round, so that no kind always
+// route). Windows come in rounds of one per kind, in an order shuffled each round, so that no kind always
 // follows the same neighbour; the ratio of a round is taken between its own windows.
 import { Pool } from 'undici';
 import { ALLOWED, DENIED_API, DENIED_NAVIGATION, PAYWALL_PATH } from './gate-shared.mjs';
@@ -118,6 +118,28 @@ async function window(kind, ms) {
   };
 }
 
+/**
+ * `list` in an order of round `round`'s own (a fixed seed per round: runs are repeatable). Rotating
+ * one order would keep each kind after the same neighbour (plain always after denied, whose
+ * garbage the next window collects); shuffled, no kind has a neighbour of its own.
+ */
+function shuffled(list, round) {
+  // mulberry32, seeded with the round.
+  let seed = (round + 1) * 0x9e3779b9;
+  const random = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const out = [...list];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
 async function main() {
   const checked = await check();
   // Warm-up: every kind in turn, in short windows, until warmupMs has passed.
@@ -126,8 +148,7 @@ async function main() {
   const rounds = [];
   for (let r = 0; r < o.pairs; r++) {
     const round = {};
-    for (let i = 0; i < ORDER.length; i++) {
-      const kind = ORDER[(i + r) % ORDER.length];
+    for (const kind of shuffled(ORDER, r)) {
       round[kind] = await window(kind, o.durationMs);
     }
     rounds.push(round);

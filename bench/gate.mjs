@@ -338,7 +338,7 @@ export function renderGateMarkdown(data, summary, meta) {
         'for a navigation and 402 `application/problem+json` whose `upgrade_url` is that same link for an API client), ' +
         `warms up for ${fmtNum(meta.warmupMs / 1000, 1)} s, then runs ${PAIRS} rounds of one ${fmtNum(meta.durationMs / 1000, 1)} s ` +
         'window per kind (without the gate; the no-op middleware; gated, allowed, as a middleware and wrapped; gated, ' +
-        'denied: a navigation of `acct_past_due`), the order rotated each round. The windows are short and many because ' +
+        'denied: a navigation of `acct_past_due`), in an order shuffled each round (seeded by the round). The windows are short and many because ' +
         "this VM's speed drifts from one second to the next (the app's CPU per request of the same route differs up to " +
         '2× between windows a second apart): a ratio is taken within a round (its windows are neighbours in time); the ' +
         `table shows the median over all ${any.windows} rounds, and its min–max. The app's CPU per request is its ` +
