@@ -1,7 +1,8 @@
 // The gate mode's routes, one app per framework (used by gate-app.mjs over HTTP and by gate-child.mjs
 // in process): the same handler four ways, so that the gate's cost is the only difference.
 //
-//   GET /plain    the handler alone: `{"ok":true,"report":"monthly"}`
+//   GET /plain    the handler alone: who asks (the `x-account` header, as a route of a signed-in user
+//                 reads its session), then `{"ok":true,"report":"monthly"}`
 //   GET /noop     the same handler behind a middleware that does nothing but wait one microtask
 //                 before going on: what any async middleware costs in this framework
 //   GET /gated    the same handler behind the gate as a middleware (need: an active pro-plan, tier
@@ -10,11 +11,18 @@
 //                 handler), one handler in the framework's router
 //
 // Who asks comes from the `x-account` header and the e-mail from `x-email`, as a session would give them.
+// Every handler reads who asks, gated or not: a route serves someone, so the route without the gate
+// reads the session too, and the gate's `account` (the app's own function, reading the same header)
+// is not counted as the gate's cost. On @hono/node-server that read is what builds the request's
+// `Headers` (a few µs); a handler that read nothing would bill the gate for it.
 import { createGate } from 'billing-sdk';
 import { GATE_NEED, GATE_TTL_MS } from './gate-shared.mjs';
 
 /** The route's own work, the same in every route. */
 export const REPORT = { ok: true, report: 'monthly' };
+const NOBODY = { ok: false };
+/** The answer for who asks: every measured request names an account. */
+const reportFor = (account) => (account ? REPORT : NOBODY);
 
 /** Paths of the routes, in the order the reports show them. */
 export const ROUTES = ['plain', 'noop', 'gated', 'wrapped'];
@@ -33,7 +41,7 @@ export async function expressRoutes({ mock, billing, access }) {
     paywall: { signingKey: mock.signingKey, email: (req) => header(req, 'x-email'), linkTtlMs: GATE_TTL_MS },
   });
   const app = express();
-  const handler = (_req, res) => res.json(REPORT);
+  const handler = (req, res) => res.json(reportFor(header(req, 'x-account')));
   app.get('/plain', handler);
   app.get(
     '/noop',
@@ -61,7 +69,7 @@ export async function honoRoutes({ mock, billing, access }) {
     },
   });
   const app = new Hono();
-  const handler = (c) => c.json(REPORT);
+  const handler = (c) => c.json(reportFor(c.req.header('x-account')));
   app.get('/plain', handler);
   app.get(
     '/noop',

@@ -221,6 +221,26 @@ export function summarizeGate(data) {
         `${fmtNs(percall.allowedNode.p99.median)} (Node request), worst child ${fmtNs(worst)}; p50 ` +
         `${fmtNs(percall.allowed.p50.median)} (goal p99 ≤ ${GATE_GOALS.checkP99Us} µs)`,
     });
+    // The gate's own CPU, timed in blocks (percall child): beside the route's CPU over HTTP above.
+    const sync = Object.fromEntries(
+      ['readAccount', 'honoWrapped', 'expressWrapped'].map((k) => [
+        k,
+        stats(data.percall.map((r) => r.sync[k])),
+      ]),
+    );
+    percall.sync = sync;
+    const share = (k, framework) => {
+      const own = (sync[k].median - sync.readAccount.median) / 1000;
+      const route = throughput[framework]?.per.plain.cpuUs.median;
+      return `${fmtNum(own, 2)} µs${route ? ` (${fmtNum((100 * own) / route, 1)}% of the route's ${fmtNum(route, 1)} µs over HTTP)` : ''}`;
+    };
+    goals.push({
+      ok: null,
+      text:
+        "the gate's own CPU per allowed request answered from memory, the handler wrapped, beyond reading who " +
+        `asks: Hono ${share('honoWrapped', 'hono')}, Express ${share('expressWrapped', 'express')}; ` +
+        'blocks of 100,000 calls timed whole, median (the ratio req/s above swings more than that from run to run here)',
+    });
   } else if (f.percall) {
     goals.push({ ok: false, text: `per-call timing failed: ${firstLine(f.percall)}` });
   }
@@ -327,8 +347,10 @@ export function renderGateMarkdown(data, summary, meta) {
     const any = summary.throughput[names[0]];
     out.push(
       `Per framework, ${any.processes} fresh app processes (\`bench/gate-app.mjs\`), one after the other, the ` +
-        'frameworks alternating; each serves `GET /plain` (the handler alone: `res.json(…)` / `c.json(…)` of a small ' +
-        'object), `GET /noop` (the same handler behind a middleware that only waits one microtask: what any async ' +
+        'frameworks alternating; each serves `GET /plain` (the handler alone: it reads who asks, the `x-account` header, ' +
+        'as a route of a signed-in user reads its session, then `res.json(…)` / `c.json(…)` of a small object; the ' +
+        "gate's `account` reads the same header, so that read is the app's cost, not the gate's), `GET /noop` (the " +
+        'same handler behind a middleware that only waits one microtask: what any async ' +
         'middleware costs there), `GET /gated` (the same handler behind `gate.express(need)` / `gate.hono(need)`, need ' +
         "`{ subscription: 'pro-plan', tier: 'pro' }`) and `GET /wrapped` (the same handler and need as one handler, " +
         '`gate.express(need, handler)` / `gate.hono(need, handler)`: no middleware chain). A fresh load process per app ' +
@@ -383,6 +405,15 @@ export function renderGateMarkdown(data, summary, meta) {
         "on its own: `t0 = process.hrtime.bigint(); await call(); t = process.hrtime.bigint() − t0` (the timer's own " +
         'cost included). The request objects are made once; a denied call builds its `Response` (the problem body, or ' +
         "the redirect) each time, as it must. The goal's p99 is judged on the worst child of both allowed calls.",
+      '',
+      "The gate's synchronous path, in the same children after the calls above: an allowed request answered from " +
+        'memory through the handler wrapped, with a stand-in context (Hono: `{ req: { raw }, res, set }`; Express: ' +
+        '`req`, `res`, `next`) and a handler that returns a `Response` made once, against reading who asks alone ' +
+        "(`request.headers.get('x-account')`, what the route does without the gate). Each call is too short to " +
+        'time alone, so 15 blocks of 100,000 calls of each are timed whole (in turn); median of blocks, median of ' +
+        `children: reading who asks ${fmtNum(p.sync.readAccount.median, 0)} ns, \`gate.hono(need, handler)(c)\` ` +
+        `${fmtNum(p.sync.honoWrapped.median, 0)} ns, \`gate.express(need, handler)(req, res, next)\` ` +
+        `${fmtNum(p.sync.expressWrapped.median, 0)} ns.`,
       '',
     );
   }
