@@ -22,6 +22,7 @@ import {
   yesOf,
 } from './answers.js';
 import { Generations } from './generations.js';
+import { HotKeys } from './hot-keys.js';
 import { answerLru } from './lru.js';
 import { type AccessCacheOptions, type ResolvedAccessOptions, resolveAccessOptions } from './options.js';
 
@@ -108,15 +109,15 @@ export function answerWithSource(
  * decides without a promise on its commonest path. An access cache of another making is never
  * answered here.
  *
- * @param key - The answer's key: `statusKeyPart(…)` or `entitlementKeyPart(…)`, then the account.
+ * @param keyPart - The start of the answer's key: `statusKeyPart(…)` or `entitlementKeyPart(…)`.
  */
 export function freshAnswer(
   access: AccessCache,
   kind: GateLookup,
   account: string,
-  key: string,
+  keyPart: string,
 ): boolean | undefined {
-  return access instanceof Cache ? access.fresh(kind, account, key) : undefined;
+  return access instanceof Cache ? access.fresh(kind, account, keyPart) : undefined;
 }
 
 /** The two lookups the gate makes. */
@@ -183,6 +184,8 @@ class Cache implements AccessCache {
   readonly #o: ResolvedAccessOptions;
   readonly #clock: Clock;
   readonly #generations: Generations;
+  /** The gate's keys, reused (see fresh). */
+  readonly #hotKeys: HotKeys;
   /** Made on the first lookup: lru-cache loads then, not when the SDK is imported (~5 ms in Node). */
   #lru: LRUCache<string, Entry, Question> | undefined;
   #loading: Promise<LRUCache<string, Entry, Question>> | undefined;
@@ -201,6 +204,7 @@ class Cache implements AccessCache {
     this.#o = o;
     this.#clock = clock;
     this.#generations = new Generations(Math.max(o.maxEntries, 10_000));
+    this.#hotKeys = new HotKeys(o.maxEntries);
     this.#unwatch = o.store
       ? o.store.watch(
           (account) =>
@@ -247,9 +251,10 @@ class Cache implements AccessCache {
    * The gate's synchronous path (see {@link freshAnswer}): the answer when memory holds it within its
    * ttl, else `undefined`, and then nothing is counted (the lookup that follows counts itself).
    */
-  fresh(kind: GateLookup, account: string, key: string): boolean | undefined {
+  fresh(kind: GateLookup, account: string, keyPart: string): boolean | undefined {
     if (this.#lru === undefined || this.#closed) return undefined;
-    const entry = this.#lru.get(`${this.#generations.of(account)} ${key}`, { noDeleteOnStaleGet: true });
+    const key = this.#hotKeys.key(this.#generations.of(account), account, keyPart);
+    const entry = this.#lru.get(key, { noDeleteOnStaleGet: true });
     if (entry === undefined) return undefined;
     this.#counts.hits++;
     tell('hit', kind === 'isActive' ? 'accounts.status' : 'entitlements.check');

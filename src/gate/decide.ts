@@ -102,7 +102,7 @@ function decideFor<Req extends GateRequest>(
   let looked: (Looked<Req> | Promise<Looked<Req>>)[] | undefined;
   for (let i = 0; i < lookups.length; i++) {
     const l = lookups[i] as NeedLookup<Req>;
-    const now = freshAnswer(access, l.kind, account, l.keyPart + account);
+    const now = freshAnswer(access, l.kind, account, l.keyPart);
     if (now === true && looked === undefined) continue;
     looked ??= lookups.slice(0, i).map((): Looked<Req> => YES_FROM_MEMORY);
     looked.push(
