@@ -1,24 +1,28 @@
 // The load of the gate mode's throughput part (started by gate.mjs against one gate-app.mjs): checks
 // the app's answers once, then measures the same route without the gate (`/plain`), with it for an
-// account answered from the cache (`/gated`), and with it for an inactive account navigating as a
-// browser does (`/gated`, 303 to the paywall with the link reused), in alternating windows.
-// Usage: node gate-load.mjs '{"port":N,"concurrency":16,"warmupMs":2000,"durationMs":1500,"pairs":4}'
+// account answered from the cache (`/gated`, `/wrapped`), and with it for an inactive account navigating
+// as a browser does (`/gated`, 303 to the paywall with the link reused), in alternating windows.
+// Usage: node gate-load.mjs '{"port":N,"concurrency":16,"warmupMs":2000,"requests":600,"blocks":150}'
 // Prints one line `BENCH_RESULT {json}`; exits 1 with the error on stderr when a check failed.
 // Kinds: `plain`, `noop` (a no-op async middleware), `gated` (the gate as a middleware), `wrapped`
 // (the gate wrapping the handler), `denied`.
 //
 // Each window keeps `concurrency` requests in flight over as many keep-alive connections (undici's
-// Pool, the fastest client Node has) for `durationMs`: req/s, every request's latency (hrtime), and
+// Pool, the fastest client Node has) until it sent `requests`: req/s, every request's latency (hrtime), and
 // the app process's CPU time per request (its process.cpuUsage() before and after, from a control
-// route). Windows come in rounds of one per kind, in an order shuffled each round, so that no kind always
-// follows the same neighbour; the ratio of a round is taken between its own windows.
+// route). Windows are short and come in blocks (BLOCK) where each gated kind sits between two
+// windows of its baseline: this VM's speed changes within a tenth of a second, so a ratio is only
+// fair against neighbours (see gate.mjs).
 import { Pool } from 'undici';
 import { ALLOWED, DENIED_API, DENIED_NAVIGATION, PAYWALL_PATH } from './gate-shared.mjs';
 import { distribution, ns } from './percall.mjs';
 import { reportAndExit } from './shared.mjs';
 
 const o = JSON.parse(process.argv[2] ?? '{}');
-const pool = new Pool(`http://127.0.0.1:${o.port}`, { connections: o.concurrency, pipelining: 1 });
+const pool = new Pool(`http://127.0.0.1:${o.port}`, {
+  connections: o.concurrency,
+  pipelining: o.pipelining ?? 1,
+});
 
 /** The kinds measured: path, headers, and the status every answer must have. */
 const KINDS = {
@@ -28,7 +32,6 @@ const KINDS = {
   wrapped: { path: '/wrapped', headers: ALLOWED, status: 200 },
   denied: { path: '/gated', headers: DENIED_NAVIGATION, status: 303 },
 };
-const ORDER = Object.keys(KINDS);
 
 /** The app's answer, read whole. */
 async function get(path, headers = {}) {
@@ -75,19 +78,24 @@ async function check() {
   return s;
 }
 
-const latencies = new Float64Array(1 << 21);
+/** Latencies of one window (ns), reused. */
+const latencies = new Float64Array(o.requests);
 
-/** One window of `kind` for `ms`; `timed` false for warm-up. */
-async function window(kind, ms) {
+/**
+ * One window of `kind`: `requests` requests, `concurrency` in flight. A window is a number of
+ * requests, not of milliseconds, so that it holds as many in Express as in Hono (6 times faster).
+ */
+async function window(kind, requests) {
   const { path, headers, status } = KINDS[kind];
   const before = await stats();
+  let issued = 0;
   let count = 0;
   let errors = 0;
   let firstError = '';
   const t0 = performance.now();
-  const end = t0 + ms;
   const loop = async () => {
-    while (performance.now() < end) {
+    while (issued < requests) {
+      issued++;
       const start = ns();
       try {
         const res = await pool.request({ path, method: 'GET', headers });
@@ -100,7 +108,7 @@ async function window(kind, ms) {
         errors++;
         firstError ||= String(err?.message ?? err);
       }
-      if (count < latencies.length) latencies[count] = Number(ns() - start);
+      latencies[count] = Number(ns() - start);
       count++;
     }
   };
@@ -108,57 +116,38 @@ async function window(kind, ms) {
   const elapsedMs = performance.now() - t0;
   const after = await stats();
   if (errors) throw new Error(`${kind}: ${errors} of ${count} requests failed, first: ${firstError}`);
+  const { p50, p99 } = distribution(latencies, count);
   return {
     kind,
     count,
     elapsedMs,
     rps: (count / elapsedMs) * 1000,
     cpuUsPerRequest: (after.cpuUs - before.cpuUs) / count,
-    latency: distribution(latencies, Math.min(count, latencies.length)),
+    latency: { p50, p99 },
   };
 }
 
 /**
- * `list` in an order of round `round`'s own (a fixed seed per round: runs are repeatable). Rotating
- * one order would keep each kind after the same neighbour (plain always after denied, whose
- * garbage the next window collects); shuffled, no kind has a neighbour of its own.
+ * One block of windows, repeated: each gated kind between two windows of what it is compared with
+ * (the wrapped route between two of the route alone, the middleware between two no-op middlewares,
+ * a denied navigation between the route alone of this block and of the next), so that a ratio is
+ * taken against neighbours a few milliseconds away on both sides.
  */
-function shuffled(list, round) {
-  // mulberry32, seeded with the round.
-  let seed = (round + 1) * 0x9e3779b9;
-  const random = () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const out = [...list];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
-}
+const BLOCK = ['plain', 'wrapped', 'plain', 'noop', 'gated', 'noop', 'plain', 'denied'];
 
 async function main() {
   const checked = await check();
-  // Warm-up: every kind in turn, in short windows, until warmupMs has passed.
+  // Warm-up: the blocks' windows in turn, until warmupMs has passed.
   const warmEnd = performance.now() + o.warmupMs;
-  while (performance.now() < warmEnd) for (const kind of ORDER) await window(kind, 250);
-  const rounds = [];
-  for (let r = 0; r < o.pairs; r++) {
-    const round = {};
-    for (const kind of shuffled(ORDER, r)) {
-      round[kind] = await window(kind, o.durationMs);
-    }
-    rounds.push(round);
-  }
+  while (performance.now() < warmEnd) for (const kind of BLOCK) await window(kind, o.requests);
+  const windows = [];
+  for (let b = 0; b < o.blocks; b++) for (const kind of BLOCK) windows.push(await window(kind, o.requests));
   const end = await stats();
   if (end.status !== checked.status || end.resolve !== checked.resolve)
     throw new Error(
       `the service was asked during the run: ${JSON.stringify(checked)} → ${JSON.stringify(end)}`,
     );
-  return { rounds, service: end };
+  return { windows, service: end };
 }
 
 reportAndExit(main());

@@ -38,8 +38,10 @@ export const FRAMEWORKS = ['express', 'hono'];
 const FRAMEWORK_LABEL = { express: 'Express', hono: 'Hono (@hono/node-server)' };
 /** Requests in flight during a window, each on its own keep-alive connection. */
 const CONCURRENCY = 16;
-/** Rounds of windows (one per kind) per load process: many short ones (see --duration in run.mjs). */
-const PAIRS = 24;
+/** Blocks of windows (gate-load.mjs's BLOCK: 8 windows) per load process: many short ones (see --duration in run.mjs). */
+const BLOCKS = 150;
+/** Requests per window: about 100 ms in Express, 15–25 ms in Hono. */
+const WINDOW_REQUESTS = 600;
 const PERCALL = { blocks: 10, calls: 20_000, warmupMs: 2000 };
 /** The kinds of the per-call child, in the table's order, with how the report names them. */
 const CALLS = {
@@ -63,7 +65,6 @@ function startApp(framework, cwd) {
  * @param {string} o.cwd
  * @param {(msg: string) => void} o.log
  * @param {number} o.rounds      app processes per framework, and per-call children
- * @param {number} o.durationMs  one window
  * @param {number} o.warmupMs
  * @param {Set<string>} o.skip
  */
@@ -82,10 +83,11 @@ export async function runGate(o) {
             port: app.port,
             concurrency: CONCURRENCY,
             warmupMs: o.warmupMs,
-            durationMs: o.durationMs,
-            pairs: PAIRS,
+            requests: WINDOW_REQUESTS,
+            blocks: BLOCKS,
           };
-          const timeoutMs = o.warmupMs * 2 + PAIRS * 4 * o.durationMs * 2 + 60_000;
+          // Express serves about 6,000 req/s here: a window in 100 ms, a process in 2 minutes at most.
+          const timeoutMs = o.warmupMs * 2 + 5 * 60_000;
           result = resultOf(
             await runNode([loadPath, JSON.stringify(options)], { cwd: o.cwd, timeoutMs }),
             framework,
@@ -94,10 +96,11 @@ export async function runGate(o) {
           await app.stop();
         }
         data.throughput.push({ framework, round, ...result });
-        const m = (kind) => median(result.rounds.map((r) => r[kind].rps));
+        const m = (kind) => median(result.windows.filter((w) => w.kind === kind).map((w) => w.rps));
+        const wrapped = median(againstNeighbours(result.windows, 'wrapped', 'plain').ratios);
         o.log(
-          `${framework} ${round + 1}/${o.rounds}: plain ${fmtInt(m('plain'))}, gated ${fmtInt(m('gated'))} ` +
-            `(${fmtNum(median(result.rounds.map((r) => r.gated.rps / r.plain.rps)))}×), denied ${fmtInt(m('denied'))} req/s; ` +
+          `${framework} ${round + 1}/${o.rounds}: plain ${fmtInt(m('plain'))}, wrapped ${fmtInt(m('wrapped'))} ` +
+            `(${fmtNum(wrapped)}×), gated ${fmtInt(m('gated'))}, denied ${fmtInt(m('denied'))} req/s; ` +
             `${result.service.resolve} resolve`,
         );
       }
@@ -131,38 +134,90 @@ function frameworkVersions(cwd) {
   return Object.fromEntries(['express', 'hono', '@hono/node-server', 'undici'].map((p) => [p, read(p)]));
 }
 
-/** Per framework: every round's windows, summarized. */
+/**
+ * Each window of `kind` against the windows of `base` nearest to it in time, one before and one
+ * after (in gate-load.mjs's blocks, its neighbours or a few windows away): req/s ÷ theirs (their
+ * mean), and the app's CPU per request − theirs. This VM's speed changes within a tenth of a
+ * second, so only neighbours are compared; a window with no `base` on either side counts one side.
+ * @param {{kind: string, rps: number, cpuUsPerRequest: number}[]} windows  one load process's, in order
+ */
+export function againstNeighbours(windows, kind, base) {
+  const ratios = [];
+  const cpuAdded = [];
+  const REACH = 4;
+  windows.forEach((w, i) => {
+    if (w.kind !== kind) return;
+    const near = [];
+    for (const step of [-1, 1]) {
+      for (let j = i + step; j >= 0 && j < windows.length && Math.abs(j - i) <= REACH; j += step) {
+        if (windows[j].kind === base) {
+          near.push(windows[j]);
+          break;
+        }
+      }
+    }
+    if (!near.length) return;
+    const mean = (f) => near.reduce((sum, n) => sum + f(n), 0) / near.length;
+    ratios.push(w.rps / mean((n) => n.rps));
+    cpuAdded.push(w.cpuUsPerRequest - mean((n) => n.cpuUsPerRequest));
+  });
+  return { ratios, cpuAdded };
+}
+
+/** Per framework: every process's windows, summarized. */
 function summarizeFramework(runs) {
-  const rounds = runs.flatMap((run) => run.rounds);
-  const over = (f) => stats(rounds.map(f));
+  const windows = runs.flatMap((run) => run.windows);
   const kinds = ['plain', 'noop', 'gated', 'wrapped', 'denied'];
   const per = Object.fromEntries(
-    kinds.map((k) => [
-      k,
-      {
-        rps: over((r) => r[k].rps),
-        cpuUs: over((r) => r[k].cpuUsPerRequest),
-        p50: over((r) => r[k].latency.p50),
-        p99: over((r) => r[k].latency.p99),
-        requests: rounds.reduce((n, r) => n + r[k].count, 0),
-      },
-    ]),
+    kinds.map((k) => {
+      const of = windows.filter((w) => w.kind === k);
+      const over = (f) => stats(of.map(f));
+      return [
+        k,
+        {
+          rps: over((w) => w.rps),
+          cpuUs: over((w) => w.cpuUsPerRequest),
+          p50: over((w) => w.latency.p50),
+          p99: over((w) => w.latency.p99),
+          requests: of.reduce((n, w) => n + w.count, 0),
+          windows: of.length,
+        },
+      ];
+    }),
   );
+  /** `kind` against `base` over every process (each process's windows compared among themselves). */
+  const compare = (kind, base) => {
+    const each = runs.map((run) => againstNeighbours(run.windows, kind, base));
+    return {
+      ratio: stats(each.flatMap((e) => e.ratios)),
+      cpuAddedUs: stats(each.flatMap((e) => e.cpuAdded)),
+      /** The median ratio of each process: how much one process's figure moves. */
+      perProcess: each.map((e) => median(e.ratios)),
+    };
+  };
+  const wrapped = compare('wrapped', 'plain');
+  const gated = compare('gated', 'plain');
+  const overNoop = compare('gated', 'noop');
+  const noop = compare('noop', 'plain');
+  const denied = compare('denied', 'plain');
   return {
-    windows: rounds.length,
+    windows: windows.length,
     processes: runs.length,
     per,
-    ratio: over((r) => r.gated.rps / r.plain.rps),
-    wrappedRatio: over((r) => r.wrapped.rps / r.plain.rps),
+    ratio: gated.ratio,
+    wrappedRatio: wrapped.ratio,
+    wrappedPerProcess: wrapped.perProcess,
     /** The middleware form against a middleware that does nothing: the gate's own share. */
-    overNoopRatio: over((r) => r.gated.rps / r.noop.rps),
-    noopRatio: over((r) => r.noop.rps / r.plain.rps),
-    deniedRatio: over((r) => r.denied.rps / r.plain.rps),
-    /** The gate's CPU per request in the app: gated − plain, per round. */
-    cpuAddedUs: over((r) => r.gated.cpuUsPerRequest - r.plain.cpuUsPerRequest),
-    wrappedCpuAddedUs: over((r) => r.wrapped.cpuUsPerRequest - r.plain.cpuUsPerRequest),
-    noopCpuAddedUs: over((r) => r.noop.cpuUsPerRequest - r.plain.cpuUsPerRequest),
-    deniedCpuAddedUs: over((r) => r.denied.cpuUsPerRequest - r.plain.cpuUsPerRequest),
+    overNoopRatio: overNoop.ratio,
+    overNoopPerProcess: overNoop.perProcess,
+    noopRatio: noop.ratio,
+    deniedRatio: denied.ratio,
+    /** The gate's CPU per request in the app: against its neighbours without it. */
+    cpuAddedUs: gated.cpuAddedUs,
+    wrappedCpuAddedUs: wrapped.cpuAddedUs,
+    overNoopCpuAddedUs: overNoop.cpuAddedUs,
+    noopCpuAddedUs: noop.cpuAddedUs,
+    deniedCpuAddedUs: denied.cpuAddedUs,
     /** Resolve calls per app process (one link, reused for every denied request after the first). */
     resolves: runs.map((run) => run.service.resolve),
     statuses: runs.map((run) => run.service.status),
@@ -186,14 +241,16 @@ export function summarizeGate(data) {
       text:
         `${label}: the gated route (\`${form}(need, handler)\`) ${fmtInt(s.per.wrapped.rps.median)} req/s vs ` +
         `${fmtInt(s.per.plain.rps.median)} without the gate: ${fmtRatio(s.wrappedRatio)} (goal ≥ ${GATE_GOALS.rpsRatio}×); ` +
-        `the app's CPU ${fmtNum(s.wrappedCpuAddedUs.median, 1)} µs more per request`,
+        `the app's CPU ${fmtNum(s.wrappedCpuAddedUs.median, 1)} µs more per request; per process ` +
+        s.wrappedPerProcess.map((r) => `${fmtNum(r)}×`).join(', '),
     });
     goals.push({
       ok: s.overNoopRatio.median >= GATE_GOALS.rpsRatio,
       text:
         `${label}: the gate as a middleware (\`${form}(need)\`) vs a no-op async middleware: ` +
         `${fmtRatio(s.overNoopRatio)} (goal ≥ ${GATE_GOALS.rpsRatio}×); vs the route alone ${fmtRatio(s.ratio)}, ` +
-        `the no-op middleware alone ${fmtRatio(s.noopRatio)}`,
+        `the no-op middleware alone ${fmtRatio(s.noopRatio)}; per process ` +
+        s.overNoopPerProcess.map((r) => `${fmtNum(r)}×`).join(', '),
     });
   }
   if (data.throughput.length === 0 && f.throughput) {
@@ -334,9 +391,9 @@ export function renderGateMarkdown(data, summary, meta) {
           'framework',
           'route',
           'req/s (median)',
-          '÷ without (median of rounds, min–max)',
+          '÷ without (median over windows, min–max)',
           "app's CPU per request",
-          'added (median of rounds)',
+          'added (median over windows)',
           'latency p50',
           'p99',
         ],
@@ -358,14 +415,18 @@ export function renderGateMarkdown(data, summary, meta) {
         `\`Pool\`: ${CONCURRENCY} requests in flight, each on its own keep-alive connection) checks the answers (200 ` +
         "with the same body on every route for `acct_active`; for `acct_past_due`, 303 to the mock's hosted tier page " +
         'for a navigation and 402 `application/problem+json` whose `upgrade_url` is that same link for an API client), ' +
-        `warms up for ${fmtNum(meta.warmupMs / 1000, 1)} s, then runs ${PAIRS} rounds of one ${fmtNum(meta.durationMs / 1000, 1)} s ` +
-        'window per kind (without the gate; the no-op middleware; gated, allowed, as a middleware and wrapped; gated, ' +
-        'denied: a navigation of `acct_past_due`), in an order shuffled each round (seeded by the round). The windows are short and many because ' +
-        "this VM's speed drifts from one second to the next (the app's CPU per request of the same route differs up to " +
-        '2× between windows a second apart): a ratio is taken within a round (its windows are neighbours in time); the ' +
-        `table shows the median over all ${any.windows} rounds, and its min–max. The app's CPU per request is its ` +
-        "`process.cpuUsage()` over the window (read from a control route before and after) ÷ the window's requests; " +
-        'the latency is per request, at the load process, over every request of the windows (median of rounds). ' +
+        `warms up for ${fmtNum(meta.warmupMs / 1000, 1)} s, then runs ${BLOCKS} blocks of windows of ${fmtInt(WINDOW_REQUESTS)} requests (about 100 ms in Express, 15–25 ms in Hono) in ` +
+        'the order plain, wrapped, plain, no-op, middleware, no-op, plain, denied (a navigation of `acct_past_due`). ' +
+        "Short windows and a ratio against neighbours only: this VM's speed changes within a tenth of a second (the " +
+        "app's CPU per request of the same route differs up to 2× between windows 100 ms apart; the host's load, not " +
+        "the app's), so each window of a gated kind is divided by the mean of the nearest window of its baseline " +
+        'before and after it (the wrapped route and the middleware sit between two of theirs; a denied navigation between ' +
+        'the plain windows of its block and the next). The table shows the median over every such window of all ' +
+        `processes (${any.windows} windows per framework), and its min–max; the goal lines add each process's own median. ` +
+        "The app's CPU per request is its " +
+        "`process.cpuUsage()` over the window (read from a control route before and after) ÷ the window's requests, " +
+        'and the added CPU is taken against the same neighbours; ' +
+        'the latency is per request, at the load process, over every request of a window (median of windows). ' +
         'The load process shares the 2 cores with the app, so req/s is what this machine serves with its client ' +
         'beside it, and the ratio compares like with like.',
       '',

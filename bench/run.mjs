@@ -7,7 +7,7 @@
 //   npm run bench -- --only billing-sdk --rounds 3 --duration 1000 --skip cold,memory,sizes
 //                                                 # a quick check while optimising (fetch is always kept)
 //
-// Flags: --rounds N (5), --duration ms (1500; the gate mode's windows: 250), --warmup ms (2000), --concurrency 1,32, --only a,b,
+// Flags: --rounds N (5), --duration ms (1500; not the gate mode's: its windows are counted in requests), --warmup ms (2000), --concurrency 1,32, --only a,b,
 // --cold N (15 samples per package), --skip cold,memory,sizes, --out file (bench/RESULTS.md), --build.
 // The normal run also reports billing-sdk's CPU per request against plain `ky(...).json()` (goal ≤ 1.10×).
 //
@@ -49,7 +49,7 @@
 // `aggregate: { windowMs: 500 }`: requests sent and totals. --skip takes percall,throughput,drain,aggregate.
 //
 //   npm run bench -- --gate                      # the gate mode (about 3 min on 2 cores)
-//   npm run bench -- --gate --rounds 1 --duration 1000 --skip percall --out /tmp/gate.md
+//   npm run bench -- --gate --rounds 1 --skip percall --out /tmp/gate.md
 //
 // Gate mode (bench/gate.mjs, gate-app.mjs, gate-load.mjs, gate-child.mjs; issue 26): `createGate` in
 // Express 5 and in Hono 4 (@hono/node-server), the same route with and without the gate, on an account
@@ -232,9 +232,8 @@ const mode = ['workloads', 'access', 'tracker', 'gate', 'invalidation', 'postgre
 if (mode.length > 1) usage(`--${mode.join(' and --')}: one mode at a time`);
 const sectionMode = mode[0] ?? null;
 const rounds = positiveInt('rounds', flags.rounds ?? (sectionMode ? '3' : '5'));
-// The gate mode's windows are short: this VM's speed drifts from one second to the next, and many
-// neighbouring pairs of windows see the same machine where a few long ones do not.
-const durationMs = positiveInt('duration', flags.duration ?? (flags.gate ? '250' : '1500'));
+// The gate mode's windows are counted in requests instead (gate.mjs): --duration does not apply.
+const durationMs = positiveInt('duration', flags.duration ?? '1500');
 const warmupMs = positiveInt('warmup', flags.warmup);
 const coldN = positiveInt('cold', flags.cold);
 const concurrencies = flags.concurrency.split(',').map((c) => positiveInt('concurrency', c));
@@ -543,8 +542,8 @@ function mainGate() {
     title: 'Gate',
     server: null,
     serverNote: 'no bench server: each app process embeds the mock (billing-sdk/testing)',
-    meta: { durationMs, warmupMs },
-    measure: () => runGate({ cwd: benchDir, log, rounds, durationMs, warmupMs, skip }),
+    meta: { warmupMs },
+    measure: () => runGate({ cwd: benchDir, log, rounds, warmupMs, skip }),
     summarize: summarizeGate,
     render: renderGateMarkdown,
     compact: renderGateCompact,

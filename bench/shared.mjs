@@ -74,8 +74,8 @@ export function childMain(kinds) {
 export function reportAndExit(work) {
   work.then(
     (result) => {
-      process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
-      process.exit(0);
+      // Exit once written: a line longer than the pipe holds is otherwise cut at exit.
+      process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`, () => process.exit(0));
     },
     (err) => {
       process.stderr.write(`${err?.stack ?? err}\n`);
