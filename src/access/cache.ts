@@ -22,7 +22,7 @@ import {
   yesOf,
 } from './answers.js';
 import { Generations } from './generations.js';
-import { HotKeys } from './hot-keys.js';
+import type { HotKeys } from './hot-keys.js';
 import { answerLru } from './lru.js';
 import { type AccessCacheOptions, type ResolvedAccessOptions, resolveAccessOptions } from './options.js';
 
@@ -110,14 +110,16 @@ export function answerWithSource(
  * answered here.
  *
  * @param keyPart - The start of the answer's key: `statusKeyPart(…)` or `entitlementKeyPart(…)`.
+ * @param keys - The gate's made keys, reused (the gate's own: an app without a gate does not carry them).
  */
 export function freshAnswer(
   access: AccessCache,
   kind: GateLookup,
   account: string,
   keyPart: string,
+  keys: HotKeys,
 ): boolean | undefined {
-  return access instanceof Cache ? access.fresh(kind, account, keyPart) : undefined;
+  return access instanceof Cache ? access.fresh(kind, account, keyPart, keys) : undefined;
 }
 
 /** The two lookups the gate makes. */
@@ -184,8 +186,6 @@ class Cache implements AccessCache {
   readonly #o: ResolvedAccessOptions;
   readonly #clock: Clock;
   readonly #generations: Generations;
-  /** The gate's keys, reused (see fresh). */
-  readonly #hotKeys: HotKeys;
   /** Made on the first lookup: lru-cache loads then, not when the SDK is imported (~5 ms in Node). */
   #lru: LRUCache<string, Entry, Question> | undefined;
   #loading: Promise<LRUCache<string, Entry, Question>> | undefined;
@@ -204,7 +204,6 @@ class Cache implements AccessCache {
     this.#o = o;
     this.#clock = clock;
     this.#generations = new Generations(Math.max(o.maxEntries, 10_000));
-    this.#hotKeys = new HotKeys(o.maxEntries);
     this.#unwatch = o.store
       ? o.store.watch(
           (account) =>
@@ -251,9 +250,9 @@ class Cache implements AccessCache {
    * The gate's synchronous path (see {@link freshAnswer}): the answer when memory holds it within its
    * ttl, else `undefined`, and then nothing is counted (the lookup that follows counts itself).
    */
-  fresh(kind: GateLookup, account: string, keyPart: string): boolean | undefined {
+  fresh(kind: GateLookup, account: string, keyPart: string, keys: HotKeys): boolean | undefined {
     if (this.#lru === undefined || this.#closed) return undefined;
-    const key = this.#hotKeys.key(this.#generations.of(account), account, keyPart);
+    const key = keys.key(this.#generations.of(account), account, keyPart);
     const entry = this.#lru.get(key, { noDeleteOnStaleGet: true });
     if (entry === undefined) return undefined;
     this.#counts.hits++;

@@ -16,6 +16,11 @@ export class HotKeys {
     this.#limit = limit;
   }
 
+  /** Whether `account` had a key made lately (it was checked then: the gate need not check it again). */
+  knows(account: string): boolean {
+    return this.#byAccount.has(account);
+  }
+
   /** The key of `account`'s answer under `keyPart` in `generation`. */
   key(generation: number, account: string, keyPart: string): string {
     let hot = this.#byAccount.get(account);

@@ -1,4 +1,5 @@
 import { type AnswerSource, answerWithSource, freshAnswer } from '../access/cache.js';
+import type { HotKeys } from '../access/hot-keys.js';
 import type { GateEvent } from '../core/diagnostics.js';
 import { APIConnectionError, APIError, InvalidRequestError, RateLimitError } from '../core/errors/index.js';
 import { segment } from '../internal/checks.js';
@@ -54,6 +55,8 @@ interface Refusal<Req> {
 export interface Decider<Req extends GateRequest> {
   options: GateOptions<Req>;
   links: PaywallLinks | undefined;
+  /** The access cache's keys of the accounts asked lately, reused (see HotKeys). */
+  keys: HotKeys;
 }
 
 /**
@@ -94,7 +97,8 @@ function decideFor<Req extends GateRequest>(
       { field: 'account', message: 'must answer a string or undefined' },
     ]);
   }
-  const bad = segment(account);
+  // An account with keys made lately passed this check then (its keys are made only after it).
+  const bad = gate.keys.knows(account) ? undefined : segment(account);
   if (typeof bad === 'string') throw new InvalidRequestError('gate', [{ field: 'account', message: bad }]);
   const { access } = gate.options;
   const { lookups } = needs;
@@ -102,7 +106,7 @@ function decideFor<Req extends GateRequest>(
   let looked: (Looked<Req> | Promise<Looked<Req>>)[] | undefined;
   for (let i = 0; i < lookups.length; i++) {
     const l = lookups[i] as NeedLookup<Req>;
-    const now = freshAnswer(access, l.kind, account, l.keyPart);
+    const now = freshAnswer(access, l.kind, account, l.keyPart, gate.keys);
     if (now === true && looked === undefined) continue;
     looked ??= lookups.slice(0, i).map((): Looked<Req> => YES_FROM_MEMORY);
     looked.push(

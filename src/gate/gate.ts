@@ -1,3 +1,4 @@
+import { HotKeys } from '../access/hot-keys.js';
 import { check, checkOptions, func, integer, oneOf, type Rule, required, text } from '../internal/checks.js';
 import { safely } from '../util/safely.js';
 import { type Decider, decide } from './decide.js';
@@ -20,6 +21,8 @@ import type {
 
 const OPERATION = 'createGate';
 const DEFAULT_LINK_TTL_MS = 60_000;
+/** Accounts whose cache keys a gate keeps made (past that it starts over). */
+const HOT_ACCOUNTS = 10_000;
 
 /** An object whose methods at these paths (`'usage.debit'`) are functions: what the gate calls. */
 const methods =
@@ -90,6 +93,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     links: paywall
       ? new PaywallLinks(given.billing, paywall.signingKey, paywall.linkTtlMs ?? DEFAULT_LINK_TTL_MS)
       : undefined,
+    keys: new HotKeys(HOT_ACCOUNTS),
   };
   const checked = (operation: string, need: GateNeeds<Req>) =>
     checkNeeds<Req>(`gate.${operation}`, need, given.tracker !== undefined);

@@ -19,6 +19,14 @@ describe('HotKeys', () => {
     );
   });
 
+  it('knows an account only once a key of it was made', () => {
+    const keys = new HotKeys(10);
+    expect(keys.knows('acct_1')).toBe(false);
+    keys.key(0, 'acct_1', 'p ');
+    expect(keys.knows('acct_1')).toBe(true);
+    expect(keys.knows('acct_2')).toBe(false);
+  });
+
   it('makes a new key once the account moved to a new generation, and never hands back the old one', () => {
     const keys = new HotKeys(10);
     expect(keys.key(0, 'acct_1', 'p ')).toBe('0 p acct_1');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createAccessCache, createGate, InvalidRequestError } from '../../src/index.js';
+import { DEMO } from '../../src/testing/index.js';
 import { caught, clientFor, useMockServer } from '../helpers.js';
 
 const mock = useMockServer();
@@ -18,6 +19,30 @@ describe('createGate: the account the app names', () => {
         expect((error as InvalidRequestError).issues[0]?.field).toBe('account');
       }
       expect(mock.server.requests.count()).toBe(0);
+    } finally {
+      await access.close();
+    }
+  });
+});
+
+describe('createGate: the account, on the path answered from memory', () => {
+  it('a bad account is refused after good ones were answered from memory (only a checked account skips the check)', async () => {
+    const billing = clientFor(mock.server);
+    const access = createAccessCache(billing);
+    try {
+      let next: unknown = DEMO.accounts.active;
+      const gate = createGate({ billing, access, account: () => next as string });
+      const need = { subscription: 'pro-plan' };
+      for (let i = 0; i < 3; i++) {
+        expect(await gate.check(new Request('http://app.test/'), need)).toMatchObject({ allowed: true });
+      }
+      for (const account of ['..', 'a\uD800', `${DEMO.accounts.active}\uDC00`]) {
+        next = account;
+        const error = await caught(() => gate.check(new Request('http://app.test/'), need));
+        expect(error, account).toBeInstanceOf(InvalidRequestError);
+      }
+      next = DEMO.accounts.active;
+      expect(await gate.check(new Request('http://app.test/'), need)).toMatchObject({ source: 'cache' });
     } finally {
       await access.close();
     }

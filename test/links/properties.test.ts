@@ -8,7 +8,7 @@ import {
   signHostedLink,
   verifyHostedLink,
 } from '../../src/index.js';
-import { isWellFormed, isWellFormedByEncoding } from '../../src/util/well-formed.js';
+import { isWellFormed } from '../../src/util/well-formed.js';
 import { anything, binaryString } from '../arbitraries.js';
 
 // Whatever a caller passes, the link functions answer with a result or the SDK's own error: never a
@@ -78,10 +78,7 @@ function expectSdkError(err: unknown, type: new (...args: never[]) => BillingErr
   }
 }
 
-describe.each([
-  ["isWellFormed (the runtime's own, ES2024)", isWellFormed],
-  ['isWellFormedByEncoding (runtimes without it)', isWellFormedByEncoding],
-])('%s', (_name, isWellFormed) => {
+describe('isWellFormed', () => {
   it('is false exactly where the lone-surrogate regular expression matches, on any UTF-16 string', () => {
     const mixed = fc.string({
       unit: fc.oneof(
