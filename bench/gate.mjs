@@ -407,11 +407,13 @@ export function renderGateMarkdown(data, summary, meta) {
     out.push(
       `Per framework, ${any.processes} fresh app processes (\`bench/gate-app.mjs\`), one after the other, the ` +
         'frameworks alternating; each serves `GET /plain` (the handler alone: it reads who asks, the `x-account` header, ' +
-        'as a route of a signed-in user reads its session, then `res.json(…)` / `c.json(…)` of a small object; the ' +
-        "gate's `account` reads the same header, so that read is the app's cost, not the gate's), `GET /noop` (the " +
+        'as a route of a signed-in user reads its session, then `res.json(…)` / `c.json(…)` of a small object; ' +
+        "behind the gate, the gate's `account` reads that same header and the handler takes who asks from the " +
+        "decision, `res.locals.billing` / `c.get('billing')`, as the guide shows: every route reads the session once, " +
+        "and that read is the app's cost, not the gate's), `GET /noop` (the " +
         'same handler behind a middleware that only waits one microtask: what any async ' +
-        'middleware costs there), `GET /gated` (the same handler behind `gate.express(need)` / `gate.hono(need)`, need ' +
-        "`{ subscription: 'pro-plan', tier: 'pro' }`) and `GET /wrapped` (the same handler and need as one handler, " +
+        'middleware costs there), `GET /gated` (the same route behind `gate.express(need)` / `gate.hono(need)`, need ' +
+        "`{ subscription: 'pro-plan', tier: 'pro' }`) and `GET /wrapped` (the same route and need as one handler, " +
         '`gate.express(need, handler)` / `gate.hono(need, handler)`: no middleware chain). A fresh load process per app ' +
         "(`bench/gate-load.mjs`, undici's " +
         `\`Pool\`: ${CONCURRENCY} requests in flight, each on its own keep-alive connection) checks the answers (200 ` +
