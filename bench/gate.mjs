@@ -243,7 +243,7 @@ export function summarizeGate(data) {
       text:
         `${label}: the gated route (\`${form}(need, handler)\`) ${fmtInt(s.per.wrapped.rps.median)} req/s vs ` +
         `${fmtInt(s.per.plain.rps.median)} without the gate: ${fmtRatio(s.wrappedRatio)} (goal ≥ ${GATE_GOALS.rpsRatio}×); ` +
-        `the app's CPU ${fmtNum(s.wrappedCpuAddedUs.median, 1)} µs more per request; per process ` +
+        `the app's CPU per request ${signedUs(s.wrappedCpuAddedUs.median)} against its neighbours; per process ` +
         s.wrappedPerProcess.map((r) => `${fmtNum(r)}×`).join(', '),
     });
     goals.push({
@@ -499,8 +499,9 @@ export function renderGateCompact(summary) {
   const out = ['', 'Gate:'];
   for (const [framework, s] of Object.entries(summary.throughput)) {
     out.push(
-      `  ${framework}: plain ${fmtInt(s.per.plain.rps.median)}, gated ${fmtInt(s.per.gated.rps.median)}, denied ` +
-        `${fmtInt(s.per.denied.rps.median)} req/s; CPU +${fmtNum(s.cpuAddedUs.median, 1)} µs/request gated`,
+      `  ${framework}: plain ${fmtInt(s.per.plain.rps.median)}, wrapped ${fmtInt(s.per.wrapped.rps.median)}, ` +
+        `gated ${fmtInt(s.per.gated.rps.median)}, denied ${fmtInt(s.per.denied.rps.median)} req/s; CPU ` +
+        `${signedUs(s.wrappedCpuAddedUs.median)}/request wrapped, ${signedUs(s.cpuAddedUs.median)} as a middleware`,
     );
   }
   out.push(...compactGoals(summary.goals));
