@@ -19,10 +19,7 @@ import { distribution, ns } from './percall.mjs';
 import { reportAndExit } from './shared.mjs';
 
 const o = JSON.parse(process.argv[2] ?? '{}');
-const pool = new Pool(`http://127.0.0.1:${o.port}`, {
-  connections: o.concurrency,
-  pipelining: o.pipelining ?? 1,
-});
+const pool = new Pool(`http://127.0.0.1:${o.port}`, { connections: o.concurrency, pipelining: 1 });
 
 /** The kinds measured: path, headers, and the status every answer must have. */
 const KINDS = {

@@ -48,7 +48,7 @@
 // spool), --rounds rounds. aggregate: 5000 unit events at 1000/s with and without
 // `aggregate: { windowMs: 500 }`: requests sent and totals. --skip takes percall,throughput,drain,aggregate.
 //
-//   npm run bench -- --gate                      # the gate mode (about 3 min on 2 cores)
+//   npm run bench -- --gate                      # the gate mode (about 5 min on 2 cores; --rounds 5: 8.5)
 //   npm run bench -- --gate --rounds 1 --skip percall --out /tmp/gate.md
 //
 // Gate mode (bench/gate.mjs, gate-app.mjs, gate-load.mjs, gate-child.mjs; issue 26): `createGate` in
