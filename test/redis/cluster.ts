@@ -44,7 +44,8 @@ export interface RedisCluster {
   restart(port: number): Promise<void>;
   /**
    * Resolves once every live node says `cluster_state:ok` and agrees on 3 live masters serving all
-   * slots, and every live replica's link to its master is up.
+   * slots and on every other live node being a replica of one of them, and every live replica's
+   * link to its master is up.
    */
   waitHealthy(ms?: number): Promise<void>;
   /** Runs redis-cli against a node (`CLUSTER`, `INFO`, `DEBUG` …): its output. */
@@ -241,9 +242,18 @@ function makeCluster(
           const views = await Promise.all(live.map((p) => clusterNodes(p)));
           const ok = infos.every((info) => info.includes('cluster_state:ok'));
           // Three masters serve the slots in every live node's view, none of them a killed node.
+          // And every other live node is, in every view, a replica of one of them: a node restarted a
+          // moment ago is known as a replica by some nodes before others (a test asking one node for
+          // a master's replicas must not find none).
           const agreed = views.every((view) => {
             const serving = view.filter((n) => n.master && !n.failed && n.slots.length > 0);
-            return serving.length === 3 && serving.every((n) => live.includes(n.port));
+            const ids = new Set(serving.map((n) => n.id));
+            const replicasKnown = live
+              .filter((port) => !serving.some((n) => n.port === port))
+              .every((port) =>
+                view.some((n) => n.port === port && !n.master && !n.failed && ids.has(n.masterId)),
+              );
+            return serving.length === 3 && serving.every((n) => live.includes(n.port)) && replicasKnown;
           });
           // Every live replica has its copy of its master (a replica never synced cannot take over).
           const replicas = views[0]?.filter((n) => !n.master && live.includes(n.port)) ?? [];
