@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { PG_BIN } from './test/postgres/cluster-server.mjs';
+import { PG_BIN } from './scripts/servers.mjs';
 
 /**
  * The multi-instance tests start Debian's redis-server. Without it they are left out with the

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { killNow, killOnExit, stopChild, waitForOutput } from '../servers.mjs';
+import { killNow, killOnExit, stopChild, waitForOutput } from '../../scripts/servers.mjs';
 import { startRedisServer } from './redis-server.js';
 
 // A redis-server that can be stopped, frozen and started again on the same port, which the

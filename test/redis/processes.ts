@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { type MockServer, startMockServer } from '../../src/testing/index.js';
-import { killOnExit } from '../servers.mjs';
+import { killOnExit } from '../../scripts/servers.mjs';
 
 /**
  * Bundles a child entry (test/redis/*-process.ts) with the SDK's sources into one .mjs in a temp
