@@ -1,0 +1,111 @@
+// What several scenarios share: one percentile, one seeded PRNG, tinybench with the figures in µs,
+// a scenario run in a fresh `node` child and its result, and the billing client every scenario makes.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Bench } from 'tinybench';
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The q-quantile (0..1) of an ascending array, nearest rank. */
+export function quantile(sorted, q) {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+/** The median of numbers in any order. */
+export const median = (xs) =>
+  quantile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  );
+
+/** mulberry32: a small seeded PRNG, so a run's random choices are the same every run. */
+export function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A goal's line: what, the figure, the goal, and whether it holds (null: reported, no goal set). */
+export const goal = (name, figure, target, pass) => ({ name, figure, goal: target, pass });
+
+/** `x` rounded for a report: 3 significant digits. */
+export const r3 = (x) => Number(x.toPrecision(3));
+
+/**
+ * Runs tinybench over `tasks` ({ name: async fn }) one after the other in one run; returns per task
+ * the mean, p50 and p99 of one call in µs, the calls per second and the samples taken.
+ */
+export async function timeTasks(tasks, { time = 1000, warmupTime = 300 } = {}) {
+  const bench = new Bench({ time, warmupTime, throws: true });
+  for (const [name, fn] of Object.entries(tasks)) bench.add(name, fn);
+  await bench.run();
+  const out = {};
+  for (const task of bench.tasks) {
+    const { latency, throughput } = task.result;
+    out[task.name] = {
+      mean: r3(latency.mean * 1000),
+      p50: r3(latency.p50 * 1000),
+      p99: r3(latency.p99 * 1000),
+      hz: Math.round(throughput.mean),
+      samples: latency.samplesCount,
+    };
+  }
+  return out;
+}
+
+/**
+ * Runs `node [execArgv] <file> <json of args>` and resolves to the object its child printed on its
+ * last `RESULT ` line (see {@link childMain}); rejects with its stderr when it printed none.
+ */
+export function inChild(file, args, { execArgv = [], timeoutMs = 300_000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...execArgv, fileURLToPath(file), JSON.stringify(args)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (s) => {
+      out += s;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const line = out.split('\n').findLast((l) => l.startsWith('RESULT '));
+      if (line) resolve(JSON.parse(line.slice(7)));
+      else reject(new Error(`${fileURLToPath(file)} exited ${code} without a result`));
+    });
+  });
+}
+
+/** The main of a child: runs `fn(args)`, prints its result on one `RESULT ` line and exits at once. */
+export async function childMain(fn) {
+  try {
+    const result = await fn(JSON.parse(process.argv[2] ?? '{}'));
+    process.stdout.write(`RESULT ${JSON.stringify(result)}\n`, () => process.exit(0));
+  } catch (error) {
+    console.error(error);
+    process.exit(1);
+  }
+}
+
+/** True when `meta` is the module node was started with (a scenario file run as a child). */
+export const isMain = (meta) => process.argv[1] === fileURLToPath(meta.url);
+
+/** A BillingClient on `baseUrl` with the SDK's defaults but `options`. */
+export async function billingClient(baseUrl, apiKey, options = {}) {
+  const { BillingClient } = await import('billing-sdk');
+  return new BillingClient({ apiKey, baseUrl, ...options });
+}
+
+/** The SDK's mock (demo data) on a loopback port, in this process, plus `accounts` active accounts `acct_0`…. */
+export async function startMock({ accounts = 0, ...options } = {}) {
+  const { startMockServer } = await import('billing-sdk/testing');
+  const mock = await startMockServer({ host: '127.0.0.1', ...options });
+  for (let i = 0; i < accounts; i++) await mock.lifecycle.subscribe({ account_ref_id: `acct_${i}` });
+  return mock;
+}
