@@ -5,6 +5,7 @@
  * @module billing-sdk
  */
 export {
+  type AccessAnswerSource,
   type AccessCache,
   type AccessCacheStats,
   type AccessLookupOptions,

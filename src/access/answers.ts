@@ -52,25 +52,18 @@ export function yesOf(answer: Answer): boolean {
 }
 
 /**
- * The start of the key of an `isActive` or `status` answer: the key is this and the account. The
- * account comes last and the rest is JSON, which delimits itself, so no two questions share a key;
- * a gate computes this once per need, not per request.
+ * The key of a question: its kind and parameters as JSON, which delimits itself, then the account
+ * (last, so no two questions share a key).
  */
-export function statusKeyPart(subscription?: string, tier?: string): string {
-  return `status ${JSON.stringify(subscription ?? null)} ${JSON.stringify(tier ?? null)} `;
-}
-
-/** The start of the key of a `hasEntitlement` answer (see {@link statusKeyPart}). */
-export function entitlementKeyPart(product_code: string, entitlement_code: string): string {
-  return `entitlement ${JSON.stringify(product_code)} ${JSON.stringify(entitlement_code)} `;
-}
+const keyOf = (kind: string, parts: unknown[], account: string): string =>
+  `${kind} ${parts.map((p) => JSON.stringify(p ?? null)).join(' ')} ${account}`;
 
 /** The question behind `isActive` and `status` (parameters already checked). */
 export function statusQuestion(params: AccountStatusParams): Question {
   return {
     operation: 'accounts.status',
     account: params.account_ref_id,
-    key: statusKeyPart(params.subscription, params.tier) + params.account_ref_id,
+    key: keyOf('status', [params.subscription, params.tier], params.account_ref_id),
     ask: (billing, signal) =>
       billing.accounts.status(params, { signal }).then(
         (status): Answer => ({ kind: 'status', status }),
@@ -87,7 +80,7 @@ export function entitlementQuestion(params: EntitlementCheckParams): Question {
   return {
     operation: 'entitlements.check',
     account: params.account_ref_id,
-    key: entitlementKeyPart(params.product_code, params.entitlement_code) + params.account_ref_id,
+    key: keyOf('entitlement', [params.product_code, params.entitlement_code], params.account_ref_id),
     ask: (billing, signal) =>
       billing.entitlements.check(params, { signal }).then(
         ({ has_access }): Answer => ({ kind: 'entitlement', has_access }),

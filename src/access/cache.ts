@@ -2,7 +2,7 @@ import type { LRUCache } from 'lru-cache';
 import { attemptTimeoutOf, type BillingClient } from '../client.js';
 import type { AccessEvent } from '../core/diagnostics.js';
 import { APIUserAbortError, InvalidRequestError } from '../core/errors/index.js';
-import { abortSignal, check, text } from '../internal/checks.js';
+import { abortSignal, check, isPlainObject, type Rule, text } from '../internal/checks.js';
 import { loadLruCache, warmRequestPath } from '../platform/server.js';
 import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
 import { checkEntitlement, type EntitlementCheckParams } from '../resources/entitlements.js';
@@ -14,7 +14,6 @@ import {
   type Answer,
   entitlementQuestion,
   fromShared,
-  isActiveIn,
   isDenial,
   type Question,
   statusQuestion,
@@ -22,9 +21,14 @@ import {
   yesOf,
 } from './answers.js';
 import { Generations } from './generations.js';
-import type { HotKeys } from './hot-keys.js';
 import { answerLru } from './lru.js';
 import { type AccessCacheOptions, type ResolvedAccessOptions, resolveAccessOptions } from './options.js';
+
+/**
+ * Where a lookup's answer came from: memory within its ttl (`'cache'`), memory past it while one
+ * request refreshes it (`'stale'`), or a request to the service or the shared store (`'live'`).
+ */
+export type AccessAnswerSource = 'cache' | 'stale' | 'live';
 
 /** Options of one lookup. */
 export interface AccessLookupOptions {
@@ -33,6 +37,12 @@ export interface AccessLookupOptions {
    * goes on for them.
    */
   signal?: AbortSignal | undefined;
+  /**
+   * An object of yours the lookup fills when it answers, as lru-cache's `status` option: `source`
+   * says where the answer came from (for a metric, a response header, or `createGate`'s
+   * `source`). Left as it was when the lookup rejects.
+   */
+  outcome?: { source?: AccessAnswerSource } | undefined;
 }
 
 /** Counters since the cache was made, and its size now. */
@@ -82,54 +92,6 @@ export interface AccessCache {
   close(): Promise<void>;
 }
 
-/** Where an answer came from: memory within its ttl, memory past it (while it refreshes), or a request. */
-export type AnswerSource = 'cache' | 'stale' | 'live';
-
-/**
- * `access.isActive` or `access.hasEntitlement`, and where the answer came from, for the gate, whose
- * parameters are checked already (so not again per lookup). An
- * access cache of another making (a test double) answers as it does, its source taken as `'live'`.
- */
-export function answerWithSource(
-  access: AccessCache,
-  kind: GateLookup,
-  params: GateLookupParams,
-): Promise<{ value: boolean; source: AnswerSource }> {
-  if (access instanceof Cache) return access.answer(kind, params);
-  const asked =
-    kind === 'isActive'
-      ? access.isActive(params as AccountStatusParams)
-      : access.hasEntitlement(params as EntitlementCheckParams);
-  return asked.then((value) => ({ value, source: 'live' }));
-}
-
-/**
- * `access.isActive` or `access.hasEntitlement` answered at once from memory (within its ttl), or
- * `undefined` when it needs more (a request, a refresh, the store, a first load): the gate then
- * decides without a promise on its commonest path. An access cache of another making is never
- * answered here.
- *
- * @param keyPart - The start of the answer's key: `statusKeyPart(…)` or `entitlementKeyPart(…)`.
- * @param keys - The gate's made keys, reused (the gate's own: an app without a gate does not carry them).
- */
-export function freshAnswer(
-  access: AccessCache,
-  kind: GateLookup,
-  account: string,
-  keyPart: string,
-  keys: HotKeys,
-): boolean | undefined {
-  return access instanceof Cache ? access.fresh(kind, account, keyPart, keys) : undefined;
-}
-
-/** The two lookups the gate makes. */
-type GateLookup = 'isActive' | 'hasEntitlement';
-type GateLookupParams = AccountStatusParams | EntitlementCheckParams;
-const GATE_LOOKUPS = {
-  isActive: ['access.isActive', statusQuestion],
-  hasEntitlement: ['access.hasEntitlement', entitlementQuestion],
-} as const satisfies Record<GateLookup, [string, (params: never) => Question]>;
-
 /** An answer and when the service gave it (the cache's clock). */
 interface Entry {
   answer: Answer;
@@ -140,6 +102,12 @@ interface Entry {
 const accessChannel = /* @__PURE__ */ channel('billing-sdk:access');
 const tell = (event: AccessEvent['event'], operation?: AccessEvent['operation']) =>
   publish(accessChannel, (): AccessEvent => (operation ? { event, operation } : { event }));
+
+/** The options of one lookup; `outcome` is the caller's object, filled, so it is checked as one. */
+const lookupOptionRules = {
+  signal: [abortSignal],
+  outcome: [(v: unknown) => (isPlainObject(v) ? undefined : 'must be a plain object')],
+} satisfies Record<keyof AccessLookupOptions, Rule[]>;
 
 /** How often an instance looks whether another one's request for the same answer is done. */
 const SHARED_POLL_MS = 10;
@@ -214,50 +182,19 @@ class Cache implements AccessCache {
   }
 
   async isActive(params: AccountStatusParams, options?: AccessLookupOptions): Promise<boolean> {
-    const { answer } = await this.#lookup('access.isActive', params, options, accountStatus, statusQuestion);
-    return answer.kind === 'status' && isActiveIn(answer.status);
+    return yesOf(await this.#lookup('access.isActive', params, options, accountStatus, statusQuestion));
   }
 
   async status(params: AccountStatusParams, options?: AccessLookupOptions): Promise<AccountStatus> {
-    const { answer } = await this.#lookup('access.status', params, options, accountStatus, statusQuestion);
+    const answer = await this.#lookup('access.status', params, options, accountStatus, statusQuestion);
     if (answer.kind === 'not-found') throw answer.error;
     return (answer as Extract<Answer, { kind: 'status' }>).status;
   }
 
   async hasEntitlement(params: EntitlementCheckParams, options?: AccessLookupOptions): Promise<boolean> {
-    const { answer } = await this.#lookup(
-      'access.hasEntitlement',
-      params,
-      options,
-      checkEntitlement,
-      entitlementQuestion,
+    return yesOf(
+      await this.#lookup('access.hasEntitlement', params, options, checkEntitlement, entitlementQuestion),
     );
-    return answer.kind === 'entitlement' && answer.has_access;
-  }
-
-  /** `isActive` or `hasEntitlement` with where the answer came from (see {@link answerWithSource}). */
-  async answer(
-    kind: GateLookup,
-    params: GateLookupParams,
-  ): Promise<{ value: boolean; source: AnswerSource }> {
-    const [operation, question] = GATE_LOOKUPS[kind];
-    const ask = question as (p: GateLookupParams) => Question;
-    const { answer, source } = await this.#lookup(operation, params, undefined, undefined, ask);
-    return { value: yesOf(answer), source };
-  }
-
-  /**
-   * The gate's synchronous path (see {@link freshAnswer}): the answer when memory holds it within its
-   * ttl, else `undefined`, and then nothing is counted (the lookup that follows counts itself).
-   */
-  fresh(kind: GateLookup, account: string, keyPart: string, keys: HotKeys): boolean | undefined {
-    if (this.#lru === undefined || this.#closed) return undefined;
-    const key = keys.key(this.#generations.of(account), account, keyPart);
-    const entry = this.#lru.get(key, { noDeleteOnStaleGet: true });
-    if (entry === undefined) return undefined;
-    this.#counts.hits++;
-    tell('hit', kind === 'isActive' ? 'accounts.status' : 'entitlements.check');
-    return yesOf(entry.answer);
   }
 
   async invalidate(account_ref_id: string): Promise<void> {
@@ -298,25 +235,19 @@ class Cache implements AccessCache {
     return this.#loading;
   }
 
+  /** One lookup: checked, from memory when it can be, else through one shared request (#refresh). */
   async #lookup<P>(
     operation: string,
     params: P,
     options: AccessLookupOptions | undefined,
-    endpoint: { rules: Parameters<typeof check>[2]; cross?: Parameters<typeof check>[3] } | undefined,
+    endpoint: { rules: Parameters<typeof check>[2]; cross?: Parameters<typeof check>[3] },
     question: (params: P) => Question,
-  ): Promise<Entry & { source: AnswerSource }> {
-    // The gate's parameters were checked when its middleware was made (the account, per request, by the gate).
-    const checked = endpoint ? (check(operation, params, endpoint.rules, endpoint.cross) as P) : params;
-    const { signal } =
+  ): Promise<Answer> {
+    const checked = check(operation, params, endpoint.rules, endpoint.cross) as P;
+    const { signal, outcome } =
       options === undefined
-        ? { signal: undefined }
-        : (check(
-            operation,
-            options,
-            { signal: [abortSignal] },
-            undefined,
-            'options.',
-          ) as AccessLookupOptions);
+        ? ({} as AccessLookupOptions)
+        : (check(operation, options, lookupOptionRules, undefined, 'options.') as AccessLookupOptions);
     if (this.#closed) throw closedError(operation);
     const aborted = () => new APIUserAbortError(contextOf(operation), { cause: signal?.reason });
     // Before anything is sent, as the client does.
@@ -333,20 +264,22 @@ class Cache implements AccessCache {
     if (fresh !== undefined) {
       this.#counts.hits++;
       tell('hit', q.operation);
-      return { ...fresh, source: 'cache' };
+      if (outcome) outcome.source = 'cache';
+      return fresh.answer;
     }
     const held = lru.peek(key, { allowStale: true });
     // Past staleMs an answer is never served, not even while its refresh runs.
     const allowStale = held !== undefined && this.#clock.now() - held.at < this.#o.staleMs;
     const status: LRUCache.Status<string, Entry, Question> = {};
     const pending = lru.fetch(key, { allowStale, context: q, status });
-    const outcome = status.returnedStale ? 'stale' : status.fetch === 'hit' ? 'hit' : 'miss';
-    this.#counts[outcome === 'hit' ? 'hits' : outcome === 'miss' ? 'misses' : 'stale']++;
-    tell(outcome, q.operation);
+    const step = status.returnedStale ? 'stale' : status.fetch === 'hit' ? 'hit' : 'miss';
+    this.#counts[step === 'hit' ? 'hits' : step === 'miss' ? 'misses' : 'stale']++;
+    tell(step, q.operation);
     const entry = await (signal ? untilSignal(pending, signal, aborted) : pending);
     // lru-cache answers nothing only for a request it dropped, which only close() does.
     if (!entry) throw closedError(operation);
-    return { ...entry, source: outcome === 'hit' ? 'cache' : outcome === 'stale' ? 'stale' : 'live' };
+    if (outcome) outcome.source = step === 'hit' ? 'cache' : step === 'stale' ? 'stale' : 'live';
+    return entry.answer;
   }
 
   /** Fills or refreshes one answer: lru-cache calls it once per key at a time (single-flight). */

@@ -1,5 +1,4 @@
-import { type AnswerSource, answerWithSource, freshAnswer } from '../access/cache.js';
-import type { HotKeys } from '../access/hot-keys.js';
+import type { AccessAnswerSource } from '../access/cache.js';
 import type { GateEvent } from '../core/diagnostics.js';
 import { APIConnectionError, APIError, InvalidRequestError, RateLimitError } from '../core/errors/index.js';
 import { segment } from '../internal/checks.js';
@@ -11,7 +10,6 @@ import type { PaywallLinks } from './links.js';
 import { type CheckedNeeds, type NeedLookup, quantityOf } from './needs.js';
 import { headerOf, isNavigation } from './request.js';
 import type {
-  GateAllowed,
   GateDecision,
   GateDenialReason,
   GateNeed,
@@ -26,10 +24,6 @@ const accessChannel = /* @__PURE__ */ channel('billing-sdk:access');
 
 /** How long a 503 asks the client to wait when the service named no time of its own, in seconds. */
 const DEFAULT_RETRY_AFTER_S = 5;
-
-/** The two lookups of the access cache a gate makes, and their parameters (checked at start-up). */
-type GateLookup = 'isActive' | 'hasEntitlement';
-type GateLookupParams = Parameters<typeof answerWithSource>[2];
 
 /** The service could not answer (down, slow, 5xx, 429): a "maybe", never a "no" nor a "yes". */
 function isUnavailable(error: unknown): boolean {
@@ -55,87 +49,29 @@ interface Refusal<Req> {
 export interface Decider<Req extends GateRequest> {
   options: GateOptions<Req>;
   links: PaywallLinks | undefined;
-  /** The access cache's keys of the accounts asked lately, reused (see HotKeys). */
-  keys: HotKeys;
 }
 
 /**
- * The decision for one request: who asks, then subscriptions and entitlements from the access
- * cache (together), then credits, debited last and only once every other part held. A throw from
- * the app's `account`, a need's quantity function or an unexpected error fails the request: it is
- * never allowed.
- *
- * Answered without a promise when it can be (a synchronous `account`, every answer fresh in memory,
- * a "yes", no credits): the commonest request of a gated route then costs a few map lookups, not a
- * chain of microtasks. Anything else is a promise; both are the same decision.
+ * The decision for one request: who asks (checked on every request), then subscriptions and
+ * entitlements from the access cache (together), then credits, debited last and only once every
+ * other part held. A throw from the app's `account`, a need's quantity function or an unexpected
+ * error rejects: the request is never allowed.
  */
-export function decide<Req extends GateRequest>(
+export async function decide<Req extends GateRequest>(
   gate: Decider<Req>,
   request: Req,
   needs: CheckedNeeds<Req>,
-): GateDecision | Promise<GateDecision> {
-  const given = gate.options.account(request);
-  // Most apps read the session synchronously: no microtask for them.
-  if (typeof (given as PromiseLike<unknown> | undefined)?.then === 'function') {
-    return Promise.resolve(given).then((account) => decideFor(gate, request, needs, account));
-  }
-  return decideFor(gate, request, needs, given);
-}
-
-function decideFor<Req extends GateRequest>(
-  gate: Decider<Req>,
-  request: Req,
-  needs: CheckedNeeds<Req>,
-  account: unknown,
-): GateDecision | Promise<GateDecision> {
-  if (account === undefined || account === null || account === '') {
-    return deny(gate, request, undefined, { reason: 'unauthenticated' }, needs);
-  }
-  // Checked here, once: the access cache then takes the gate's lookups as checked (the needs were, at start-up).
-  if (typeof account !== 'string') {
-    throw new InvalidRequestError('gate', [
-      { field: 'account', message: 'must answer a string or undefined' },
-    ]);
-  }
-  // An account with keys made lately passed this check then (its keys are made only after it).
-  const bad = gate.keys.knows(account) ? undefined : segment(account);
-  if (typeof bad === 'string') throw new InvalidRequestError('gate', [{ field: 'account', message: bad }]);
-  const { access } = gate.options;
-  const { lookups } = needs;
-  // Built only once a part is not a "yes" from memory: the commonest request allocates nothing here.
-  let looked: (Looked<Req> | Promise<Looked<Req>>)[] | undefined;
-  for (let i = 0; i < lookups.length; i++) {
-    const l = lookups[i] as NeedLookup<Req>;
-    const now = freshAnswer(access, l.kind, account, l.keyPart, gate.keys);
-    if (now === true && looked === undefined) continue;
-    looked ??= lookups.slice(0, i).map((): Looked<Req> => YES_FROM_MEMORY);
-    looked.push(
-      now === undefined ? ask(gate, l.kind, l.params(account), l.need) : fromCache(now, l.kind, l.need),
-    );
-  }
-  if (looked === undefined && !needs.credits.length) return allowed(needs, account, 'cache');
-  return settle(gate, request, needs, account, looked ?? lookups.map((): Looked<Req> => YES_FROM_MEMORY));
-}
-
-const YES_FROM_MEMORY = Object.freeze({ kind: 'yes', source: 'cache' } as const);
-
-/** The rest of a decision that needs a request, a refresh or a "no" (whose link may be resolved). */
-async function settle<Req extends GateRequest>(
-  gate: Decider<Req>,
-  request: Req,
-  needs: CheckedNeeds<Req>,
-  account: string,
-  asked: (Looked<Req> | Promise<Looked<Req>>)[],
 ): Promise<GateDecision> {
-  // One need (the common route) is awaited alone: Promise.all would cost promises of its own.
-  const looked = asked.length === 1 ? [await asked[0]] : await Promise.all(asked);
+  const account = accountOf(await gate.options.account(request));
+  if (account === undefined) return deny(gate, request, undefined, { reason: 'unauthenticated' }, needs);
+  const looked = await Promise.all(needs.lookups.map((lookup) => ask(gate, lookup, account)));
   // A definite "no" wins over a part the service could not answer.
-  const refused = looked.find((l) => l?.kind === 'no');
+  const refused = looked.find((l) => l.kind === 'no');
   if (refused?.kind === 'no') return deny(gate, request, account, refused.refusal, needs);
   let source: GateSource = 'cache';
   for (const l of looked) {
-    if (l?.kind === 'yes') source = worse(source, l.source);
-    else if (l?.kind === 'unavailable') {
+    if (l.kind === 'yes') source = worse(source, l.source);
+    else if (l.kind === 'unavailable') {
       if (gate.options.onUnavailable !== 'open') {
         return deny(gate, request, account, { reason: 'unavailable', retryAfterS: l.retryAfterS }, needs);
       }
@@ -149,45 +85,46 @@ async function settle<Req extends GateRequest>(
     debit = outcome;
     source = worse(source, 'live');
   }
-  return allowed(needs, account, source, debit);
-}
-
-function allowed<Req>(
-  needs: CheckedNeeds<Req>,
-  account: string,
-  source: GateSource,
-  debit?: DebitApproved,
-): GateAllowed {
   tell(() => ({ event: 'decision', allowed: true, source, needs: kindsOf(needs) }));
   return debit
     ? { allowed: true, account_ref_id: account, source, debit }
     : { allowed: true, account_ref_id: account, source };
 }
 
-/** An answer memory held within its ttl. */
-function fromCache<Req>(yes: boolean, kind: GateLookup, need: GateNeed<Req>): Looked<Req> {
-  return yes ? { kind: 'yes', source: 'cache' } : refusal(kind, need);
-}
-
-function refusal<Req>(kind: GateLookup, need: GateNeed<Req>): Looked<Req> {
-  return { kind: 'no', refusal: { reason: kind === 'isActive' ? 'inactive' : 'not_entitled', need } };
+/**
+ * The account the app named, checked on every request and before any lookup (the access cache
+ * would refuse a bad one too, but naming its own parameter); `undefined` for nobody.
+ */
+function accountOf(given: unknown): string | undefined {
+  if (given === undefined || given === null || given === '') return undefined;
+  const bad = typeof given === 'string' ? segment(given) : 'must answer a string or undefined';
+  if (typeof given !== 'string' || typeof bad === 'string') {
+    throw new InvalidRequestError('gate', [{ field: 'account', message: String(bad) }]);
+  }
+  return given;
 }
 
 type Looked<Req> =
-  | { kind: 'yes'; source: AnswerSource }
+  | { kind: 'yes'; source: GateSource }
   | { kind: 'no'; refusal: Refusal<Req> }
   | { kind: 'unavailable'; retryAfterS: number | undefined };
 
-/** One access answer; the service being unreachable is an outcome here, not a throw. */
+/**
+ * One access answer, and where it came from (an access cache of another making, a test double,
+ * says nothing of that: its answers count as `'live'`). The service being unreachable is an outcome
+ * here, not a throw.
+ */
 async function ask<Req extends GateRequest>(
   gate: Decider<Req>,
-  kind: GateLookup,
-  params: GateLookupParams,
-  need: GateNeed<Req>,
+  lookup: NeedLookup<Req>,
+  account: string,
 ): Promise<Looked<Req>> {
+  const outcome: { source?: AccessAnswerSource } = {};
   try {
-    const { value, source } = await answerWithSource(gate.options.access, kind, params);
-    return value ? { kind: 'yes', source } : refusal(kind, need);
+    if (await lookup.ask(gate.options.access, account, { outcome })) {
+      return { kind: 'yes', source: outcome.source ?? 'live' };
+    }
+    return { kind: 'no', refusal: { reason: lookup.reason, need: lookup.need } };
   } catch (error) {
     if (!isUnavailable(error)) throw error;
     return { kind: 'unavailable', retryAfterS: retryAfterOf(error) };

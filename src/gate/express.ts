@@ -1,5 +1,5 @@
-import { type GateRoute, isDecided, succeeded } from './route.js';
-import type { GateAllowed, GateDecision, NodeMiddleware, NodeResponseLike } from './types.js';
+import { type GateRoute, succeeded } from './route.js';
+import type { GateAllowed, NodeMiddleware, NodeResponseLike } from './types.js';
 
 /** Express's `next`. */
 export type NodeNext = (error?: unknown) => void;
@@ -27,19 +27,13 @@ export function expressAdapter<Req>(
     }
     return run();
   };
-  const gated = (req: Req, res: NodeResponseLike, next: NodeNext, run: () => unknown) => {
-    // A throwing `account` (or a dead socket) goes where Express sends any middleware's error.
-    let made: ReturnType<GateRoute<Req>['decide']>;
-    try {
-      made = route.decide(req);
-    } catch (error) {
-      return next(error);
-    }
-    const on = (d: GateDecision) =>
-      d.allowed ? goOn(req, res, d, run) : void writeNode(res, d.response).catch(next);
-    // Decided at once, the handler's own return (and throw) is Express's to handle, as without the gate.
-    return isDecided(made) ? on(made) : made.then(on).catch(next);
-  };
+  // A throwing `account`, a dead socket or a throwing handler goes where Express sends any
+  // middleware's error (Express 4 does not follow a rejected promise: it is never left to it).
+  const gated = (req: Req, res: NodeResponseLike, next: NodeNext, run: () => unknown) =>
+    route
+      .decide(req)
+      .then((d) => (d.allowed ? goOn(req, res, d, run) : writeNode(res, d.response)))
+      .catch(next);
   if (handler) return (req, res, next) => gated(req, res, next, () => handler(req, res, next));
   return (req, res, next) => void gated(req, res, next, next);
 }

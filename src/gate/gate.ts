@@ -1,4 +1,3 @@
-import { HotKeys } from '../access/hot-keys.js';
 import { check, checkOptions, func, integer, oneOf, type Rule, required, text } from '../internal/checks.js';
 import { safely } from '../util/safely.js';
 import { type Decider, decide } from './decide.js';
@@ -6,7 +5,7 @@ import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
 import { type HonoHandler, honoAdapter } from './hono.js';
 import { PaywallLinks } from './links.js';
 import { type CheckedNeeds, checkNeeds, quantityOf } from './needs.js';
-import { type GateRoute, isDecided, succeeded } from './route.js';
+import { type GateRoute, succeeded } from './route.js';
 import type {
   Gate,
   GateAllowed,
@@ -21,8 +20,6 @@ import type {
 
 const OPERATION = 'createGate';
 const DEFAULT_LINK_TTL_MS = 60_000;
-/** Accounts whose cache keys a gate keeps made (past that it starts over). */
-const HOT_ACCOUNTS = 10_000;
 
 /** An object whose methods at these paths (`'usage.debit'`) are functions: what the gate calls. */
 const methods =
@@ -93,7 +90,6 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     links: paywall
       ? new PaywallLinks(given.billing, paywall.signingKey, paywall.linkTtlMs ?? DEFAULT_LINK_TTL_MS)
       : undefined,
-    keys: new HotKeys(HOT_ACCOUNTS),
   };
   const checked = (operation: string, need: GateNeeds<Req>) =>
     checkNeeds<Req>(`gate.${operation}`, need, given.tracker !== undefined);
@@ -158,8 +154,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     protect(need, handler) {
       const route = routeOf('protect', need);
       return async (request, ...rest) => {
-        const made = route.decide(request);
-        const decision = isDecided(made) ? made : await made;
+        const decision = await route.decide(request);
         if (!decision.allowed) return decision.response;
         decisions.set(request, decision);
         const response = await handler(request, ...rest);

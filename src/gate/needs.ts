@@ -1,8 +1,6 @@
-import { entitlementKeyPart, statusKeyPart } from '../access/answers.js';
+import type { AccessCache, AccessLookupOptions } from '../access/cache.js';
 import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors/index.js';
 import { check, integer, isPlainObject, type Rule, required, text } from '../internal/checks.js';
-import type { AccountStatusParams } from '../resources/accounts.js';
-import type { EntitlementCheckParams } from '../resources/entitlements.js';
 import type {
   CreditsNeed,
   EntitlementNeed,
@@ -15,12 +13,11 @@ import type {
 
 /** One access-cache lookup of a route: a subscription or an entitlement need. */
 export interface NeedLookup<Req> {
-  kind: 'isActive' | 'hasEntitlement';
-  /** The start of the answer's key in the access cache, made once (the account follows). */
-  keyPart: string;
   need: GateNeed<Req>;
-  /** The lookup's parameters for one account. */
-  params(account: string): AccountStatusParams | EntitlementCheckParams;
+  /** Why a "no" to it refuses the request. */
+  reason: 'inactive' | 'not_entitled';
+  /** The lookup for one account, through the access cache's public methods. */
+  ask(access: AccessCache, account: string, options: AccessLookupOptions): Promise<boolean>;
 }
 
 /** A route's needs sorted by kind, checked once, when the middleware is made. */
@@ -99,19 +96,19 @@ export function checkNeeds<Req>(
   for (const need of out.subscriptions) {
     const { subscription, tier } = need;
     out.lookups.push({
-      kind: 'isActive',
-      keyPart: statusKeyPart(subscription, tier),
       need,
-      params: (account_ref_id) => ({ account_ref_id, subscription, tier }),
+      reason: 'inactive',
+      ask: (access, account_ref_id, options) =>
+        access.isActive({ account_ref_id, subscription, tier }, options),
     });
   }
   for (const need of out.entitlements) {
     const { product_code, entitlement_code } = need.entitlement;
     out.lookups.push({
-      kind: 'hasEntitlement',
-      keyPart: entitlementKeyPart(product_code, entitlement_code),
       need,
-      params: (account_ref_id) => ({ account_ref_id, product_code, entitlement_code }),
+      reason: 'not_entitled',
+      ask: (access, account_ref_id, options) =>
+        access.hasEntitlement({ account_ref_id, product_code, entitlement_code }, options),
     });
   }
   return out;

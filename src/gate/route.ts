@@ -7,15 +7,10 @@ import type { GateAllowed, GateDecision } from './types.js';
 export interface GateRoute<Req> {
   /** Whether the need declares usage to track (most routes do not: no work after the answer). */
   readonly tracksUsage: boolean;
-  /** The decision: without a promise when it can be (see decide). */
-  decide(request: Req): GateDecision | Promise<GateDecision>;
+  /** The decision (see decide). */
+  decide(request: Req): Promise<GateDecision>;
   /** After a 2xx answer: the route's usage; a tracker's refusal goes to `onError`, never rejects. */
   track(request: Req, allowed: GateAllowed): Promise<void>;
-}
-
-/** A decision made without a promise (see decide). */
-export function isDecided(decision: GateDecision | Promise<GateDecision>): decision is GateDecision {
-  return typeof (decision as Promise<GateDecision>).then !== 'function';
 }
 
 /** A 2xx status: the answers after which usage is tracked. */

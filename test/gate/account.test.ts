@@ -25,8 +25,8 @@ describe('createGate: the account the app names', () => {
   });
 });
 
-describe('createGate: the account, on the path answered from memory', () => {
-  it('a bad account is refused after good ones were answered from memory (only a checked account skips the check)', async () => {
+describe('createGate: the account, checked on every request', () => {
+  it('a bad account is refused after good ones were answered from memory, and a good one is answered from memory again', async () => {
     const billing = clientFor(mock.server);
     const access = createAccessCache(billing);
     try {
