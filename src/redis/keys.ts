@@ -1,3 +1,4 @@
+import calculateSlot from 'cluster-key-slot';
 import type { Rule } from '../internal/checks.js';
 import { isWellFormed } from '../util/well-formed.js';
 
@@ -56,26 +57,9 @@ export const keyPrefix: Rule = (v) => {
   return undefined;
 };
 
-/** CRC16 (XMODEM), the checksum Redis Cluster hashes keys with. */
-function crc16(bytes: Uint8Array): number {
-  let crc = 0;
-  for (const byte of bytes) {
-    crc ^= byte << 8;
-    for (let bit = 0; bit < 8; bit++)
-      crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc;
-}
-
 /**
- * The slot of a key as Redis Cluster computes it: CRC16 of the key's hash tag (between the first
- * `{` and the next `}`, when not empty), or of the whole key, mod 16 384.
+ * The slot of a key as Redis Cluster computes it (CRC16 of its hash tag, else of the whole key, mod
+ * 16 384), by `cluster-key-slot`: the function node-redis and ioredis route commands with, so the
+ * SDK and the client never disagree on where a key lives.
  */
-export function keySlot(key: string): number {
-  const open = key.indexOf('{');
-  if (open >= 0) {
-    const close = key.indexOf('}', open + 1);
-    if (close > open + 1) return crc16(new TextEncoder().encode(key.slice(open + 1, close))) % 16_384;
-  }
-  return crc16(new TextEncoder().encode(key)) % 16_384;
-}
+export const keySlot: (key: string) => number = calculateSlot;
