@@ -39,20 +39,37 @@ export const r3 = (x) => Number(x.toPrecision(3));
 
 /**
  * Runs tinybench over `tasks` ({ name: async fn }) one after the other in one run; returns per task
- * the mean, p50 and p99 of one call in µs, the calls per second and the samples taken.
+ * the mean, p50 and p99 of one call in µs, the calls per second (wall: calls ÷ the measured window,
+ * with `concurrency` calls in flight at once), this process's CPU per call in µs, and the calls timed.
  */
-export async function timeTasks(tasks, { time = 1000, warmupTime = 300 } = {}) {
-  const bench = new Bench({ time, warmupTime, throws: true });
-  for (const [name, fn] of Object.entries(tasks)) bench.add(name, fn);
+export async function timeTasks(tasks, { time = 1000, warmupTime = 300, concurrency = 1 } = {}) {
+  const inFlight = concurrency > 1 ? { concurrency: 'task', threshold: concurrency } : {};
+  const bench = new Bench({ time, warmupTime, throws: true, ...inFlight });
+  const windows = {};
+  for (const [name, fn] of Object.entries(tasks)) {
+    bench.add(name, fn, {
+      beforeAll(mode) {
+        if (mode === 'run') windows[name] = { cpu: process.cpuUsage(), t0: performance.now() };
+      },
+      afterAll(mode) {
+        if (mode !== 'run') return;
+        const w = windows[name];
+        const cpu = process.cpuUsage(w.cpu);
+        Object.assign(w, { cpuUs: cpu.user + cpu.system, ms: performance.now() - w.t0 });
+      },
+    });
+  }
   await bench.run();
   const out = {};
   for (const task of bench.tasks) {
-    const { latency, throughput } = task.result;
+    const { latency } = task.result;
+    const w = windows[task.name];
     out[task.name] = {
       mean: r3(latency.mean * 1000),
       p50: r3(latency.p50 * 1000),
       p99: r3(latency.p99 * 1000),
-      hz: Math.round(throughput.mean),
+      hz: Math.round((latency.samplesCount * 1000) / w.ms),
+      cpu: r3(w.cpuUs / latency.samplesCount),
       samples: latency.samplesCount,
     };
   }

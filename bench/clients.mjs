@@ -1,0 +1,137 @@
+// One page of 20 invoices through billing-sdk and through the other ways to ask for it: raw fetch,
+// undici's `request`, ky, openai-node, stripe-node (node:http and fetch), billing-sdk traced and on
+// global fetch. The server runs in its own process (page-server.mjs), so this process's CPU is the
+// client's. tinybench, at 1 and 32 requests in flight, 2 rounds; ratios to raw fetch per round.
+import diagnostics from 'node:diagnostics_channel';
+import { BillingClient } from 'billing-sdk';
+import ky from 'ky';
+import OpenAI from 'openai';
+import Stripe from 'stripe';
+import { request } from 'undici';
+import { goal, median, r3, timeTasks } from './lib.mjs';
+import { API_KEY, LIST_PATH, QUERY, startPageServer } from './page-server.mjs';
+
+const HEADERS = { authorization: `Bearer ${API_KEY}`, accept: 'application/json' };
+const ROUNDS = 2;
+
+/** Each client: `origin` → a call resolving to the page's 20 invoices. */
+const CLIENTS = {
+  fetch: ({ origin }) => {
+    const url = origin + LIST_PATH;
+    return async () => {
+      const res = await fetch(url, { headers: HEADERS });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+      return JSON.parse(text).results;
+    };
+  },
+  undici: ({ origin }) => {
+    const url = origin + LIST_PATH;
+    return async () => {
+      const res = await request(url, { headers: HEADERS });
+      if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
+      return (await res.body.json()).results;
+    };
+  },
+  'billing-sdk': ({ origin }) => {
+    const billing = new BillingClient({ apiKey: API_KEY, baseUrl: `${origin}/api/`, maxRetries: 0 });
+    return async () => (await billing.invoices.list(QUERY)).results;
+  },
+  'billing-sdk traced': ({ origin }) => {
+    // A subscriber reading what a tracer would: what tracing costs once something listens.
+    const read = (trace) => trace.attempt;
+    const subscriber = { start: read, end: read, asyncStart: read, asyncEnd: read, error: read };
+    diagnostics.tracingChannel('billing-sdk:request').subscribe(subscriber);
+    diagnostics.tracingChannel('billing-sdk:attempt').subscribe(subscriber);
+    const billing = new BillingClient({ apiKey: API_KEY, baseUrl: `${origin}/api/`, maxRetries: 0 });
+    return async () => (await billing.invoices.list(QUERY)).results;
+  },
+  'billing-sdk on fetch': ({ origin }) => {
+    const billing = new BillingClient({ apiKey: API_KEY, baseUrl: `${origin}/api/`, maxRetries: 0, fetch });
+    return async () => (await billing.invoices.list(QUERY)).results;
+  },
+  ky: ({ origin }) => {
+    const url = origin + LIST_PATH;
+    return async () => (await ky.get(url, { headers: HEADERS, retry: 0 }).json()).results;
+  },
+  openai: ({ origin }) => {
+    const client = new OpenAI({ apiKey: API_KEY, baseURL: `${origin}/api`, maxRetries: 0 });
+    return async () => (await client.get('/invoices/', { query: QUERY })).results;
+  },
+  'stripe (node:http)': (server) => stripeCall(server, Stripe.createNodeHttpClient()),
+  'stripe (fetch)': (server) => stripeCall(server, Stripe.createFetchHttpClient()),
+};
+
+function stripeCall({ port }, httpClient) {
+  const stripe = new Stripe(API_KEY, {
+    httpClient,
+    host: '127.0.0.1',
+    port,
+    protocol: 'http',
+    maxNetworkRetries: 0,
+    telemetry: false,
+  });
+  return async () => (await stripe.rawRequest('GET', LIST_PATH)).results;
+}
+
+export async function run() {
+  const server = await startPageServer();
+  const tasks = {};
+  for (const [name, make] of Object.entries(CLIENTS)) {
+    const call = make(server);
+    const results = await call();
+    if (results.length !== 20 || results[19].processor_invoice_id !== 'in_000019') throw new Error(name);
+    tasks[name] = call;
+  }
+  const runs = { 1: [], 32: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const c of [1, 32]) runs[c].push(await timeTasks(tasks, { time: 1500, warmupTime: 500, concurrency: c }));
+  }
+  server.stop();
+  // Per client and concurrency: median req/s and CPU µs/request, and the per-round ratios to raw fetch.
+  const ratio = (c, name, stat) => median(runs[c].map((r) => r[name][stat] / r.fetch[stat]));
+  const table = Object.keys(CLIENTS).map((name) => {
+    const row = { client: name };
+    for (const c of [1, 32]) {
+      row[`rps_c${c}`] = median(runs[c].map((r) => r[name].hz));
+      row[`rps_ratio_c${c}`] = r3(ratio(c, name, 'hz'));
+      row[`cpu_us_c${c}`] = median(runs[c].map((r) => r[name].cpu));
+      row[`cpu_ratio_c${c}`] = r3(ratio(c, name, 'cpu'));
+    }
+    return row;
+  });
+  const row = Object.fromEntries(table.map((r) => [r.client, r]));
+  const sdk = row['billing-sdk'];
+  const peers = ['openai', 'stripe (fetch)', 'ky'];
+  const goals = [
+    goal('billing-sdk req/s at c=1 ÷ raw fetch', `${sdk.rps_ratio_c1}×`, '≥ 1.00×', sdk.rps_ratio_c1 >= 1),
+    goal('billing-sdk req/s at c=32 ÷ raw fetch', `${sdk.rps_ratio_c32}×`, '≥ 1.20×', sdk.rps_ratio_c32 >= 1.2),
+    ...[1, 32].map((c) =>
+      goal(
+        `billing-sdk ahead of the fetch-based peers at c=${c}`,
+        `${sdk[`rps_c${c}`]} req/s vs ${peers.map((p) => `${p} ${row[p][`rps_c${c}`]}`).join(', ')}`,
+        'more req/s than each',
+        peers.every((p) => sdk[`rps_c${c}`] > row[p][`rps_c${c}`]),
+      ),
+    ),
+    goal(
+      'billing-sdk CPU per request ÷ raw fetch',
+      `${sdk.cpu_ratio_c1}× at c=1, ${sdk.cpu_ratio_c32}× at c=32`,
+      '≤ 1.00× at each',
+      sdk.cpu_ratio_c1 <= 1 && sdk.cpu_ratio_c32 <= 1,
+    ),
+    goal(
+      'billing-sdk CPU per request ÷ ky',
+      `${r3(sdk.cpu_us_c1 / row.ky.cpu_us_c1)}× at c=1, ${r3(sdk.cpu_us_c32 / row.ky.cpu_us_c32)}× at c=32`,
+      '≤ 1.10× at each',
+      sdk.cpu_us_c1 <= 1.1 * row.ky.cpu_us_c1 && sdk.cpu_us_c32 <= 1.1 * row.ky.cpu_us_c32,
+    ),
+    goal(
+      'tracing on: CPU per request ÷ billing-sdk without a subscriber',
+      `${r3(row['billing-sdk traced'].cpu_us_c1 / sdk.cpu_us_c1)}× at c=1, ${r3(row['billing-sdk traced'].cpu_us_c32 / sdk.cpu_us_c32)}× at c=32`,
+      '',
+      null,
+    ),
+  ];
+  return { goals, rounds: ROUNDS, table };
+}
