@@ -1,6 +1,7 @@
 import {
   type AccessCache,
   type AccessCacheOptions,
+  type AccessLookupOptions,
   type AccessStore,
   type BillingClient,
   createAccessCache,
@@ -36,6 +37,22 @@ export function cacheWithClock(
 /** Lets promise callbacks and one macrotask run: a background refresh gets to send its request. */
 export function tick(ms = 0): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Repeats `lookup` until memory answers it within its ttl (`outcome.source` is `'cache'`): a
+ * background refresh landed. A bounded poll: fails after `ms`.
+ */
+export async function refreshed(
+  lookup: (options: AccessLookupOptions) => Promise<unknown>,
+  ms = 5_000,
+): Promise<void> {
+  for (const deadline = Date.now() + ms; ; await tick(5)) {
+    const outcome: AccessLookupOptions['outcome'] = {};
+    await lookup({ outcome });
+    if (outcome.source === 'cache') return;
+    if (Date.now() > deadline) throw new Error(`no refresh landed within ${ms} ms`);
+  }
 }
 
 /** An AccessStore holding a fresh "active" answer for every key (the service is never needed), counting its reads. */

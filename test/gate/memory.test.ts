@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createAccessCache, createGate, type GateDecision, InvalidRequestError } from '../../src/index.js';
+import {
+  type AccessCache,
+  createAccessCache,
+  createGate,
+  type GateDecision,
+  InvalidRequestError,
+} from '../../src/index.js';
+import { cacheWithClock, manualClock, refreshed } from '../access/helpers.js';
 import { caught, clientFor, useMockServer } from '../helpers.js';
 import { A, EXPORT, PAST_DUE, PRO, SSO } from './helpers.js';
 
@@ -82,6 +89,31 @@ describe('createGate: answers fresh in memory', () => {
     } finally {
       await access.close();
       await other.close();
+    }
+  });
+
+  it("says where its answer came from: 'stale' past the ttl, and 'live' from an access cache that does not say", async () => {
+    const billing = clientFor(mock.server);
+    const clock = manualClock();
+    const access = cacheWithClock(billing, { ttlMs: 1_000, staleMs: 60_000 }, clock);
+    const gate = createGate({ billing, access, account: () => A });
+    // An access cache of the app's own making (a test double) answers only yes or no.
+    const double = { isActive: async () => true, hasEntitlement: async () => true } as unknown as AccessCache;
+    const doubleGate = createGate({ billing, access: double, account: () => A });
+    try {
+      expect(await gate.check(asking(A), PRO)).toMatchObject({ allowed: true, source: 'live' });
+      clock.advance(1_001);
+      expect(await gate.check(asking(A), [PRO, EXPORT])).toMatchObject({ allowed: true, source: 'stale' });
+      expect(await doubleGate.check(asking(A), PRO)).toEqual({
+        allowed: true,
+        account_ref_id: A,
+        source: 'live',
+      });
+      await refreshed((options) =>
+        access.isActive({ account_ref_id: A, subscription: 'pro-plan', tier: 'pro' }, options),
+      );
+    } finally {
+      await access.close();
     }
   });
 
