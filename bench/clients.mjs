@@ -85,7 +85,8 @@ export async function run() {
   }
   const runs = { 1: [], 32: [] };
   for (let round = 0; round < ROUNDS; round++) {
-    for (const c of [1, 32]) runs[c].push(await timeTasks(tasks, { time: 1500, warmupTime: 500, concurrency: c }));
+    for (const c of [1, 32])
+      runs[c].push(await timeTasks(tasks, { time: 1500, warmupTime: 500, concurrency: c }));
   }
   server.stop();
   // Per client and concurrency: median req/s and CPU µs/request, and the per-round ratios to raw fetch.
@@ -105,7 +106,12 @@ export async function run() {
   const peers = ['openai', 'stripe (fetch)', 'ky'];
   const goals = [
     goal('billing-sdk req/s at c=1 ÷ raw fetch', `${sdk.rps_ratio_c1}×`, '≥ 1.00×', sdk.rps_ratio_c1 >= 1),
-    goal('billing-sdk req/s at c=32 ÷ raw fetch', `${sdk.rps_ratio_c32}×`, '≥ 1.20×', sdk.rps_ratio_c32 >= 1.2),
+    goal(
+      'billing-sdk req/s at c=32 ÷ raw fetch',
+      `${sdk.rps_ratio_c32}×`,
+      '≥ 1.20×',
+      sdk.rps_ratio_c32 >= 1.2,
+    ),
     ...[1, 32].map((c) =>
       goal(
         `billing-sdk ahead of the fetch-based peers at c=${c}`,

@@ -37,7 +37,12 @@ export async function run() {
   const openai = r3(median(ms.openai));
   return {
     goals: [
-      goal('cold import, process start → imported (median)', `billing-sdk ${sdk} ms vs openai ${openai} ms`, 'no slower than openai', sdk <= openai),
+      goal(
+        'cold import, process start → imported (median)',
+        `billing-sdk ${sdk} ms vs openai ${openai} ms`,
+        'no slower than openai',
+        sdk <= openai,
+      ),
     ],
     rounds: ROUNDS,
     table,

@@ -20,7 +20,9 @@ async function walk({ origin, kind }) {
   };
   if (kind === 'fetch') {
     for (let page = 1, url = origin + LIST_PATH; url; page++) {
-      const body = JSON.parse(await (await fetch(url, { headers: { authorization: `Bearer ${API_KEY}` } })).text());
+      const body = JSON.parse(
+        await (await fetch(url, { headers: { authorization: `Bearer ${API_KEY}` } })).text(),
+      );
       await mark(page);
       url = body.next;
     }
@@ -55,7 +57,11 @@ export async function run() {
   const server = await startPageServer();
   const walks = {};
   for (const kind of ['sequential', 'fetch', 'concurrent']) {
-    walks[kind] = await inChild(import.meta.url, { origin: server.origin, kind }, { execArgv: ['--expose-gc'] });
+    walks[kind] = await inChild(
+      import.meta.url,
+      { origin: server.origin, kind },
+      { execArgv: ['--expose-gc'] },
+    );
   }
   server.stop();
   const growth = (kind) => walks[kind].heap[1000] - walks[kind].heap[100];
@@ -70,10 +76,19 @@ export async function run() {
     ),
   );
   const held = walks.concurrent.aheadMax + 1;
-  goals.push(goal('pages held walking with 8 in flight (in hand + loaded ahead, max over marks)', String(held), '≤ 9', held <= 9));
+  goals.push(
+    goal(
+      'pages held walking with 8 in flight (in hand + loaded ahead, max over marks)',
+      String(held),
+      '≤ 9',
+      held <= 9,
+    ),
+  );
   const table = MARKS.map((page) => ({
     page,
-    ...Object.fromEntries(Object.entries(walks).map(([k, w]) => [`${k}_MiB`, +(w.heap[page] / MiB).toFixed(2)])),
+    ...Object.fromEntries(
+      Object.entries(walks).map(([k, w]) => [`${k}_MiB`, +(w.heap[page] / MiB).toFixed(2)]),
+    ),
   }));
   return { goals, table };
 }

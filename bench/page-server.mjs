@@ -1,4 +1,4 @@
-// The invoice list, served fast from its own process: 1000 pages of 20 invoices of account `acct_1`
+// The invoice list, served fast from its own process: 1000 pages (or `pages`) of 20 invoices of account `acct_1`
 // (the mock's wire form, each page's bytes built once), in the service's page-number form and in the
 // cursor form openai's and stripe's paginators follow (`data`, `has_more`, `starting_after`/`after`).
 // Anything else is a 404, so every client is proven to ask for the same thing. `delayMs` holds each
@@ -15,8 +15,8 @@ export const QUERY = { account_ref_id: 'acct_1', page_size: PAGE_SIZE };
 export const LIST_PATH = `/api/invoices/?account_ref_id=acct_1&page_size=${PAGE_SIZE}`;
 
 /** Starts the server in a child; resolves to its origin and a stop function. */
-export function startPageServer({ delayMs = 0 } = {}) {
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), String(delayMs)], {
+export function startPageServer({ delayMs = 0, pages = PAGES } = {}) {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), String(delayMs), String(pages)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
@@ -52,14 +52,14 @@ function invoice(n) {
   };
 }
 
-function serve(delayMs, origin) {
+function serve(delayMs, pages, origin) {
   const cache = new Map();
   const once = (key, make) => cache.get(key) ?? cache.set(key, Buffer.from(JSON.stringify(make()))).get(key);
   const items = (from) => Array.from({ length: PAGE_SIZE }, (_, i) => invoice(from + i));
   const numbered = (page) =>
     once(`p${page}`, () => ({
-      count: PAGES * PAGE_SIZE,
-      next: page < PAGES ? `${origin()}${LIST_PATH}&page=${page + 1}` : null,
+      count: pages * PAGE_SIZE,
+      next: page < pages ? `${origin()}${LIST_PATH}&page=${page + 1}` : null,
       previous: page > 1 ? `${origin()}${LIST_PATH}&page=${page - 1}` : null,
       results: items((page - 1) * PAGE_SIZE),
     }));
@@ -68,16 +68,18 @@ function serve(delayMs, origin) {
       const from = after === null ? 0 : Number(after.slice(3)) + 1;
       return {
         object: 'list',
-        has_more: from + PAGE_SIZE < PAGES * PAGE_SIZE,
+        has_more: from + PAGE_SIZE < pages * PAGE_SIZE,
         data: items(from).map((inv) => ({ id: inv.processor_invoice_id, ...inv })),
       };
     });
   const bodyFor = (url) => {
     if (url.pathname === '/api/invoices/' && url.search.startsWith(`?${LIST_PATH.split('?')[1]}`)) {
       const page = Number(url.searchParams.get('page') ?? 1);
-      return page >= 1 && page <= PAGES ? numbered(page) : undefined;
+      return page >= 1 && page <= pages ? numbered(page) : undefined;
     }
-    if (url.pathname === '/api/cursor/invoices' && url.searchParams.get('limit') === String(PAGE_SIZE)) {
+    // openai's CursorPage at /api/cursor/invoices, stripe's autopaging at /v1/invoices.
+    const cursorPath = url.pathname === '/api/cursor/invoices' || url.pathname === '/v1/invoices';
+    if (cursorPath && url.searchParams.get('limit') === String(PAGE_SIZE)) {
       return cursor(url.searchParams.get('starting_after') ?? url.searchParams.get('after'));
     }
     return undefined;
@@ -86,7 +88,8 @@ function serve(delayMs, origin) {
     const body = req.headers.authorization === `Bearer ${API_KEY}` && bodyFor(new URL(req.url, 'http://x'));
     const answer = () => {
       if (!body) res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not found."}');
-      else res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }).end(body);
+      else
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }).end(body);
     };
     if (delayMs > 0) setTimeout(answer, delayMs);
     else answer();
@@ -97,6 +100,10 @@ function serve(delayMs, origin) {
 }
 
 if (isMain(import.meta)) {
-  const server = serve(Number(process.argv[2] ?? 0), () => `http://127.0.0.1:${server.address().port}`);
+  const server = serve(
+    Number(process.argv[2]),
+    Number(process.argv[3]),
+    () => `http://127.0.0.1:${server.address().port}`,
+  );
   process.on('SIGTERM', () => process.exit(0));
 }
