@@ -1,61 +1,4 @@
-import { checkOptions } from '../internal/checks.js';
-import { DEFAULT_SCHEMA, identifier, qualifiedName } from './ddl.js';
-import { quoteIdentifier } from './driver.js';
-
-/** Where a `postgresDedupeStore` keeps its rows. */
-export interface PostgresDedupeDdlOptions {
-  /** The schema of the table, made when missing. Default `'public'`. */
-  schema?: string | undefined;
-  /** The table's name. Default `'billing_sdk_webhook_inbox'`. */
-  table?: string | undefined;
-}
-
-/** The inbox's table when none is named. */
-export const DEFAULT_INBOX_TABLE = 'billing_sdk_webhook_inbox';
-
-/**
- * The statements that make the inbox's table when it is missing, one per element. One row per
- * `transaction_id`: `token` and `expires_at` are the claim (kept once done: they tell `complete`
- * whether the claim was still held), `done_at` is set once the event was processed. The index
- * finds what pruning deletes: done rows, and claims no one completed, older than `doneTtlMs`.
- */
-export function dedupeDdlStatements(schema: string, table: string): string[] {
-  const name = qualifiedName(schema, table);
-  const statements = [
-    `CREATE TABLE IF NOT EXISTS ${name} (
-  id text PRIMARY KEY,
-  token text,
-  expires_at timestamptz,
-  done_at timestamptz
-)`,
-    `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_age`)} ON ${name} ((coalesce(done_at, expires_at)))`,
-  ];
-  // `public` exists already, and CREATE SCHEMA needs a privilege on the database even when it does.
-  if (schema !== DEFAULT_SCHEMA) statements.unshift(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
-  return statements;
-}
-
-/**
- * The SQL that makes a `postgresDedupeStore`'s table (and its schema, unless `public`), for a
- * migration tool: the store runs the same statements on first use when the table is missing, so
- * running them beforehand lets the application's database user do without the right to create tables.
- *
- * @param options - The same `schema` and `table` as given to `postgresDedupeStore`.
- * @returns Statements separated by `;`, each idempotent (`IF NOT EXISTS`).
- * @throws {@link billing-sdk!InvalidRequestError} when `schema` or `table` is not a plain
- * identifier (1 to 48 letters, digits or `_`, not starting with a digit), naming it.
- * @example
- * ```ts
- * import { postgresDedupeDdl } from 'billing-sdk/postgres';
- * await client.query(postgresDedupeDdl({ schema: 'billing' }));
- * ```
- */
-export function postgresDedupeDdl(options: PostgresDedupeDdlOptions = {}): string {
-  checkOptions('postgresDedupeDdl', options, { schema: [identifier], table: [identifier] });
-  const schema = options.schema ?? DEFAULT_SCHEMA;
-  const table = options.table ?? DEFAULT_INBOX_TABLE;
-  return `${dedupeDdlStatements(schema, table).join(';\n')};\n`;
-}
+import { qualifiedName } from './tables.js';
 
 /** A claim's TTL in ms as the statements take it: a whole number of ms, at least 1. */
 const ms = (value: number): number => Math.max(1, Math.ceil(value));
@@ -129,7 +72,5 @@ RETURNING (token IS NOT DISTINCT FROM $2::text AND expires_at > now()) AS held`,
         params: [ms(olderThanMs)],
       };
     },
-    /** Whether the table exists (then no DDL runs: the user may lack the right to create tables). */
-    exists: () => ({ text: 'SELECT to_regclass($1::text) IS NOT NULL AS present', params: [t] }),
   };
 }

@@ -1,10 +1,11 @@
 import { StoreError } from '../core/errors/index.js';
 import { check, checkOptions, positiveNumber, required } from '../internal/checks.js';
 import type { ClaimOutcome, DedupeStore, TransactionOutcome } from '../webhooks/dedupe.js';
-import { DEFAULT_SCHEMA, identifier } from './ddl.js';
-import { DEFAULT_INBOX_TABLE, dedupeDdlStatements, dedupeStatements } from './dedupe-sql.js';
+import { DEFAULT_INBOX_TABLE, dedupeDdlStatements } from './dedupe-ddl.js';
+import { dedupeStatements } from './dedupe-sql.js';
 import { type Db, driverOf, type Sql } from './driver.js';
 import { storeFailure } from './store-failure.js';
+import { DEFAULT_SCHEMA, ensureTable, identifier } from './tables.js';
 
 /** Options of {@link postgresDedupeStore}. */
 export interface PostgresDedupeStoreOptions {
@@ -160,23 +161,13 @@ export function postgresDedupeStore(
 }
 
 /**
- * Makes the table on first use when it is missing, once per store; a failure is retried on the
- * next call. The DDL runs under an advisory lock, so receivers starting together do not race to
- * create the same table (concurrent `CREATE TABLE IF NOT EXISTS` can fail on Postgres's catalogs).
+ * Makes the table on first use when it is missing (see `ensureTable`), once per store; a failure
+ * is retried on the next call.
  */
 function readiness(db: Db, schema: string, table: string): () => Promise<void> {
   let made: Promise<void> | undefined;
-  const make = async () => {
-    const { text, params } = dedupeStatements(schema, table).exists();
-    const [row] = await db.query<{ present: unknown }>(text, params);
-    if (row?.present === true) return;
-    await db.transaction(async (tx) => {
-      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('billing-sdk:ddl'))`);
-      for (const statement of dedupeDdlStatements(schema, table)) await tx.query(statement);
-    });
-  };
   return () => {
-    made ??= make().catch((error: unknown) => {
+    made ??= ensureTable(db, schema, table, dedupeDdlStatements(schema, table)).catch((error: unknown) => {
       made = undefined;
       throw error;
     });

@@ -16,7 +16,7 @@
  */
 
 export { SpoolError, type SpoolErrorCode, StoreError, type StoreErrorCode } from '../core/errors/index.js';
-export { type PostgresSpoolDdlOptions, postgresSpoolDdl } from './ddl.js';
-export { type PostgresDedupeDdlOptions, postgresDedupeDdl } from './dedupe-sql.js';
+export { type PostgresDedupeDdlOptions, postgresDedupeDdl } from './dedupe-ddl.js';
 export { type PostgresDedupeStoreOptions, postgresDedupeStore } from './dedupe-store.js';
 export { type PostgresSpoolOptions, postgresSpool } from './spool.js';
+export { type PostgresSpoolDdlOptions, postgresSpoolDdl } from './spool-ddl.js';

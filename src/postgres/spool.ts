@@ -2,8 +2,8 @@ import { InvalidRequestError, SpoolError } from '../core/errors/index.js';
 import { checkOptions, integer, text } from '../internal/checks.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
-import { DEFAULT_SCHEMA, DEFAULT_TABLE, identifier, qualifiedName } from './ddl.js';
-import { driverOf, isUnavailable, transactionOf } from './driver.js';
+import { driverOf, isUnavailable, type Sql, transactionOf } from './driver.js';
+import { DEFAULT_TABLE, spoolDdlStatements } from './spool-ddl.js';
 import { replaceRows } from './spool-replace.js';
 import {
   ackRows,
@@ -15,8 +15,16 @@ import {
   releaseLeases,
   type SpoolTable,
 } from './spool-sql.js';
-import { createTable, startHeartbeat } from './spool-upkeep.js';
+import { startHeartbeat } from './spool-upkeep.js';
 import { Watcher } from './spool-watch.js';
+import {
+  DEFAULT_SCHEMA,
+  ensureTable,
+  identifier,
+  makeTableIn,
+  qualifiedName,
+  tableExists,
+} from './tables.js';
 
 /** Options of {@link postgresSpool}. */
 export interface PostgresSpoolOptions {
@@ -132,6 +140,8 @@ class PostgresSpool implements Spool {
   readonly durable = true;
   #state: 'new' | 'opening' | 'open' | 'closed' = 'new';
   #stopHeartbeat = (): void => {};
+  /** Whether the table is known to exist, committed: `appendIn` then needs no check. */
+  #tableSeen = false;
   /** `take`s run one at a time: `held` says what was handed, and two at once would race on it. */
   #takes: Promise<unknown> = Promise.resolve();
 
@@ -148,7 +158,8 @@ class PostgresSpool implements Spool {
     }
     this.#state = 'opening';
     try {
-      await createTable(this.table.db, this.placement.schema, this.placement.table);
+      await ensureTable(this.table.db, this.placement.schema, this.placement.table, this.#ddl());
+      this.#tableSeen = true;
       if (this.placement.stableConsumer) await releaseLeases(this.table);
       await this.watcher.start();
     } catch (error) {
@@ -164,11 +175,34 @@ class PostgresSpool implements Spool {
     return this.#guarded('append', () => insertEvents(this.table.db, this.table, events));
   }
 
+  /**
+   * Needs nothing but the caller's transaction, before `open()` too: not the spool's open, not a
+   * connection of its own (the application's transactions may hold every one its pool has). On a
+   * database without the table yet, the table is made in that transaction, under the DDL lock: a
+   * rollback takes it away with the event, and the next call makes it again.
+   */
   appendIn(transaction: unknown, events: readonly SpooledEvent[]): Promise<string[]> {
-    return this.#guarded('appendIn', () => {
-      const sql = transactionOf(transaction, 'postgresSpool.appendIn', 'transaction');
-      return insertEvents(sql, this.table, events);
-    });
+    return this.#guarded(
+      'appendIn',
+      async () => {
+        const sql = transactionOf(transaction, 'postgresSpool.appendIn', 'transaction');
+        await this.#tableIn(sql);
+        return insertEvents(sql, this.table, events);
+      },
+      'new',
+    );
+  }
+
+  /** Makes the table in `tx` unless it was seen committed already (by open, or an earlier call). */
+  async #tableIn(tx: Sql): Promise<void> {
+    if (this.#tableSeen) return;
+    // Seen here, it was committed by someone: it stays. Made here, it is ours only if tx commits.
+    if (await tableExists(tx, this.placement.schema, this.placement.table)) this.#tableSeen = true;
+    else await makeTableIn(tx, this.#ddl());
+  }
+
+  #ddl(): string[] {
+    return spoolDdlStatements(this.placement.schema, this.placement.table);
   }
 
   take(max: number): Promise<SpoolEntry[]> {
@@ -251,8 +285,8 @@ class PostgresSpool implements Spool {
   }
 
   /** Runs `step` once the spool is open; whatever fails in it rejects as a {@link SpoolError}. */
-  async #guarded<T>(operation: string, step: () => Promise<T>): Promise<T> {
-    if (this.#state !== 'open') {
+  async #guarded<T>(operation: string, step: () => Promise<T>, alsoIn?: 'new'): Promise<T> {
+    if (this.#state !== 'open' && !(alsoIn && this.#state !== 'closed')) {
       const why = this.#state === 'closed' ? 'closed' : 'not open';
       throw new SpoolError('closed', `postgresSpool ${operation}: the spool is ${why}`);
     }

@@ -219,11 +219,23 @@ class Tracker {
 
   async track(event: UsageWriteParams, options?: TrackOptions): Promise<{ event_key: string }> {
     const { transaction } = checkOptions('usageTracker.track', options, { transaction: [] }) as TrackOptions;
-    if (transaction !== undefined) return this.#trackIn(transaction, event);
+    if (transaction !== undefined && typeof this.#spool.appendIn !== 'function') {
+      throw new InvalidRequestError('usageTracker.track', [
+        {
+          field: 'options.transaction',
+          message:
+            "needs a spool that can write through a transaction (one with the Spool contract's appendIn); nothing was queued",
+        },
+      ]);
+    }
     if (this.#phase === 'closing' || this.#phase === 'closed') throw closedError();
     const checked = check('usageTracker.track', event, usageWriteRules) as unknown as UsageWriteParams;
     const event_key = checked.event_key ?? randomUUID();
     const spooled = { ...checked, event_key } as SpooledEvent;
+    if (transaction !== undefined) {
+      await this.#trackIn(transaction, spooled);
+      return { event_key };
+    }
     const since = this.#clock.now();
     await this.#start();
     if (this.#phase !== 'running') throw closedError();
@@ -253,30 +265,17 @@ class Tracker {
   }
 
   /**
-   * `track` through the caller's transaction: one append in it, nothing in the ledger (the
-   * transaction may still roll back). After the commit the delivery loop takes the entry like one
-   * another instance left: the spool's watch wakes it. No backpressure: nothing is held here.
+   * `track` through the caller's transaction: one `appendIn`, nothing in the ledger (the
+   * transaction may still roll back), no backpressure (nothing is held here). It never waits for
+   * the spool's open: that may need a connection the caller's own transactions hold, which would
+   * wait for this call. After the commit the delivery loop takes the entry like one another
+   * instance left: the spool's watch wakes it once the spool is open.
    */
-  async #trackIn(transaction: unknown, event: UsageWriteParams): Promise<{ event_key: string }> {
-    const spool = this.#spool;
-    if (typeof spool.appendIn !== 'function') {
-      throw new InvalidRequestError('usageTracker.track', [
-        {
-          field: 'options.transaction',
-          message:
-            'needs a spool that can write through a transaction (postgresSpool of billing-sdk/postgres); nothing was queued',
-        },
-      ]);
-    }
-    if (this.#phase === 'closing' || this.#phase === 'closed') throw closedError();
-    const checked = check('usageTracker.track', event, usageWriteRules) as unknown as UsageWriteParams;
-    const event_key = checked.event_key ?? randomUUID();
-    const spooled = { ...checked, event_key } as SpooledEvent;
-    await this.#start();
-    if (this.#phase !== 'running') throw closedError();
-    await spool.appendIn(transaction, [spooled]);
+  async #trackIn(transaction: unknown, spooled: SpooledEvent): Promise<void> {
+    // An open that failed is tried again here, in the background, as track and flush try it.
+    if (this.#opening === undefined) this.#start().catch((error: unknown) => this.#report(error));
+    await (this.#spool.appendIn as NonNullable<Spool['appendIn']>)(transaction, [spooled]);
     this.#transactional = true;
-    return { event_key };
   }
 
   async flush(): Promise<void> {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookHandler, InvalidRequestError, isBillingError, StoreError } from '../../src/index.js';
-import { postgresDedupeDdl } from '../../src/postgres/dedupe-sql.js';
+import { postgresDedupeDdl } from '../../src/postgres/dedupe-ddl.js';
 import { postgresDedupeStore } from '../../src/postgres/dedupe-store.js';
 import { storeFailure } from '../../src/postgres/store-failure.js';
 import { caught } from '../helpers.js';

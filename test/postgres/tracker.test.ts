@@ -59,6 +59,16 @@ async function until(what: string, condition: () => boolean | Promise<boolean>, 
   }
 }
 
+/** Polls `condition` for `ms`: fails at once if it ever turns false (a bounded poll, not a bare sleep). */
+async function holdsFor(what: string, condition: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (!condition()) throw new Error(`no longer true: ${what}`);
+    await sleep(10);
+  }
+  expect(condition()).toBe(true);
+}
+
 /** Runs `fn` with a client of the pool, released after. */
 async function withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
@@ -85,10 +95,14 @@ const rowCount = async (table: string) =>
 async function expectOnlyCommittedSent(table: string, committed: string, rolledBack: string): Promise<void> {
   await until('the committed event recorded', () => recordedTimes(committed) === 1);
   await until('the table drained', async () => (await rowCount(table)) === 0);
-  await sleep(200);
-  expect(recordedTimes(committed)).toBe(1);
-  expect(recordedTimes(rolledBack)).toBe(0);
-  expect(mock.server.requests.count({ method: 'POST', path: EVENTS_PATH })).toBe(1);
+  await holdsFor(
+    'one POST: the committed event only',
+    () =>
+      recordedTimes(committed) === 1 &&
+      recordedTimes(rolledBack) === 0 &&
+      mock.server.requests.count({ method: 'POST', path: EVENTS_PATH }) === 1,
+    200,
+  );
 }
 
 describe('track(event, { transaction }) with node-postgres', () => {
@@ -127,8 +141,7 @@ describe('track(event, { transaction }) with node-postgres', () => {
     await withClient(async (client) => {
       await client.query('BEGIN');
       const { event_key } = await usage.track(event(), { transaction: client });
-      await sleep(1_500); // past the tracker's idle poll
-      expect(recordedTimes(event_key)).toBe(0);
+      await holdsFor('not sent before the commit', () => recordedTimes(event_key) === 0, 1_500); // past the idle poll
       await client.query('COMMIT');
       await until('recorded after commit', () => recordedTimes(event_key) === 1);
     });
@@ -161,12 +174,12 @@ describe('track(event, { transaction }) with node-postgres', () => {
     }
     // An idle poll alone would make about one in three wait over 300 ms; all 8 under it is NOTIFY.
     expect(Math.max(...latencies)).toBeLessThan(300);
-    console.info(`commit → recorded: ${latencies.map((ms) => ms.toFixed(1)).join(', ')} ms`);
   });
 
   it('a Pool or anything that is no transaction: InvalidRequestError naming transaction, nothing queued', async () => {
     const table = freshTable();
     const usage = tracker(pool, table);
+    await usage.flush(); // the table exists from here
     for (const bad of [pool, { query: () => {} }, 'BEGIN']) {
       const error = await caught(() => usage.track(event(), { transaction: bad }));
       expect(error).toBeInstanceOf(InvalidRequestError);
@@ -216,6 +229,96 @@ describe('track(event, { transaction }) with postgres.js', () => {
     expect(error).toBeInstanceOf(InvalidRequestError);
     expect((error as InvalidRequestError).issues.map((i) => i.field)).toEqual(['transaction']);
   });
+});
+
+/**
+ * Ten transactions at once, each tracking through its own connection of a pool of ten, on a fresh
+ * schema: `track` must need nothing but the transaction (no spool open, no other connection).
+ */
+async function trackInSaturatedPool(
+  usage: UsageTracker,
+  transact: (work: (transaction: unknown) => Promise<string>) => Promise<string>,
+): Promise<string[]> {
+  const keys = Promise.all(
+    Array.from({ length: 10 }, (_, n) =>
+      transact(async (transaction) => (await usage.track(event(n + 1), { transaction })).event_key),
+    ),
+  );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stuck = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('the ten transactions did not settle within 20 s')), 20_000);
+  });
+  try {
+    return await Promise.race([keys, stuck]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe('track(event, { transaction }) on a fresh database, every connection held by the application', () => {
+  const freshSchema = () => `fresh_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+
+  it('node-postgres Pool of 10, 10 transactions at once: all commit, each event recorded once', async () => {
+    const saturated = new pg.Pool({ connectionString: cluster.cluster.url, max: 10 });
+    saturated.on('error', () => {});
+    const schema = freshSchema();
+    const usage = tracker(saturated, 'outbox', {}, { schema });
+    const held = new Set<pg.PoolClient>();
+    try {
+      const keys = await trackInSaturatedPool(usage, async (work) => {
+        const client = await saturated.connect();
+        held.add(client);
+        try {
+          await client.query('BEGIN');
+          const key = await work(client);
+          await client.query('COMMIT');
+          return key;
+        } finally {
+          if (held.delete(client)) client.release();
+        }
+      });
+      await usage.flush();
+      expect(keys.map(recordedTimes)).toEqual(Array(10).fill(1));
+    } finally {
+      // Stuck transactions lose their connections, so the spool's open and the pool's end can finish.
+      for (const client of held) client.release(true);
+      held.clear();
+      await usage.close({ timeoutMs: 0 });
+      await saturated.end();
+    }
+  }, 60_000);
+
+  it('node-postgres: a transaction that made the table and rolled back leaves nothing; the next one makes it again', async () => {
+    const schema = freshSchema();
+    const usage = tracker(pool, 'outbox', {}, { schema });
+    const rolledBack = await withClient(async (client) => {
+      await client.query('BEGIN');
+      const { event_key } = await usage.track(event(), { transaction: client });
+      await client.query('ROLLBACK');
+      return event_key;
+    });
+    const committed = await trackCommitted(usage, 2);
+    await usage.flush();
+    expect(recordedTimes(committed)).toBe(1);
+    expect(recordedTimes(rolledBack)).toBe(0);
+  });
+
+  it('postgres.js of 10, 10 sql.begin at once: all commit, each event recorded once', async () => {
+    const saturated = postgres(cluster.cluster.url, { onnotice: () => {}, max: 10 });
+    const schema = freshSchema();
+    const usage = tracker(saturated, 'outbox', {}, { schema });
+    try {
+      const keys = await trackInSaturatedPool(
+        usage,
+        (work) => saturated.begin((tx) => work(tx)) as Promise<string>,
+      );
+      await usage.flush();
+      expect(keys.map(recordedTimes)).toEqual(Array(10).fill(1));
+    } finally {
+      await usage.close({ timeoutMs: 0 });
+      await saturated.end({ timeout: 1 });
+    }
+  }, 60_000);
 });
 
 describe('track(event, { transaction }) with a spool that cannot take part in one', () => {
@@ -276,9 +379,15 @@ describe('Postgres restarted mid-run', () => {
       await usage.flush();
       for (let n = 0; n < 40; n++) await trackIn(n);
       expect(committed.filter((key) => recordedTimes(key) === 0).length).toBeGreaterThan(0);
+      // A transaction begun before Postgres died: track through it rejects typed, as unavailable.
+      const doomed = await ownPool.connect();
+      doomed.on('error', () => {}); // its connection ends while it is checked out
+      await doomed.query('BEGIN');
       await own.kill();
-      // While it is down the application's own transactions fail (nothing committed, nothing tracked).
-      expect(await caught(() => trackIn(-1))).toBeDefined();
+      const lost = await caught(() => usage.track(event(), { transaction: doomed }));
+      doomed.release(true);
+      expect(lost).toBeInstanceOf(SpoolError);
+      expect((lost as SpoolError).code).toBe('unavailable');
       await until(
         'an unavailable spool reported',
         () => errors.some((e) => e instanceof SpoolError && e.code === 'unavailable'),

@@ -1,5 +1,6 @@
-import { checkOptions, type Rule } from '../internal/checks.js';
+import { checkOptions } from '../internal/checks.js';
 import { quoteIdentifier } from './driver.js';
+import { DEFAULT_SCHEMA, identifier, qualifiedName, withSchema } from './tables.js';
 
 /** Where a `postgresSpool` keeps its rows. */
 export interface PostgresSpoolDdlOptions {
@@ -11,27 +12,6 @@ export interface PostgresSpoolDdlOptions {
 
 /** The table when none is named. */
 export const DEFAULT_TABLE = 'billing_sdk_usage_outbox';
-/** The schema when none is named. */
-export const DEFAULT_SCHEMA = 'public';
-
-/**
- * Names the SDK makes tables, indexes and channels under: letters, digits and `_`, not starting
- * with a digit, at most 48 characters, so the index names derived from a table's stay within
- * Postgres's 63-byte limit (longer ones are cut silently, and two cut alike would clash).
- */
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/;
-
-/** An option naming a schema, table or channel (see {@link IDENTIFIER}). */
-export const identifier: Rule = (v) =>
-  typeof v === 'string' && IDENTIFIER.test(v)
-    ? undefined
-    : 'must be 1 to 48 letters, digits or _, not starting with a digit';
-
-/** The table's name with its schema, each quoted: safe to put in any statement. */
-export function qualifiedName(schema: string, table: string): string {
-  return `${quoteIdentifier(schema)}.${quoteIdentifier(table)}`;
-}
-
 /**
  * The statements that make the spool's table when it is missing, one per element. Each row is an
  * event not acknowledged yet (or, with a retention, acknowledged at `acked_at`); a relay holds a row
@@ -40,7 +20,7 @@ export function qualifiedName(schema: string, table: string): string {
  */
 export function spoolDdlStatements(schema: string, table: string): string[] {
   const name = qualifiedName(schema, table);
-  const statements = [
+  return withSchema(schema, [
     `CREATE TABLE IF NOT EXISTS ${name} (
   id bigserial PRIMARY KEY,
   event jsonb NOT NULL,
@@ -51,10 +31,7 @@ export function spoolDdlStatements(schema: string, table: string): string[] {
 )`,
     `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_unacked`)} ON ${name} (id) WHERE acked_at IS NULL`,
     `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_acked`)} ON ${name} (acked_at) WHERE acked_at IS NOT NULL`,
-  ];
-  // `public` exists already, and CREATE SCHEMA needs a privilege on the database even when it does.
-  if (schema !== DEFAULT_SCHEMA) statements.unshift(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
-  return statements;
+  ]);
 }
 
 /**
