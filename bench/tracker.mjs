@@ -1,0 +1,177 @@
+// The usage tracker: `track` into memory vs `usage.record` over loopback (tinybench, the mock in its
+// own process); a file spool under 1024 concurrent callers (group commit) and nothing lost at close;
+// draining events at 20 ms per answer vs `recordMany`; aggregation. The last three on the mock in this
+// process, whose store shows what was recorded.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BillingClient, createUsageTracker } from 'billing-sdk';
+import { fileSpool } from 'billing-sdk/node';
+import { DEMO } from 'billing-sdk/testing';
+import { goal, r3, sleep, startMock, timeTasks } from './lib.mjs';
+import { startMockProcess } from './mock-server.mjs';
+
+const METER = { product_code: DEMO.products.apiGateway.product_code, meter_code: DEMO.meters.apiCalls };
+const DRAIN_EVENTS = 2000;
+const forever = Number.POSITIVE_INFINITY;
+
+async function perCall() {
+  const mock = await startMockProcess({ accounts: 2 });
+  const billing = new BillingClient({ apiKey: mock.apiKey, baseUrl: mock.baseUrl });
+  const tracker = createUsageTracker(billing);
+  const t = await timeTasks(
+    {
+      'usage.record (loopback)': () =>
+        billing.usage.record({ account_ref_id: 'acct_0', ...METER, quantity: 1 }),
+      'tracker.track (memory spool)': () =>
+        tracker.track({ account_ref_id: 'acct_1', ...METER, quantity: 1 }),
+    },
+    { time: 2000, warmupTime: 500 },
+  );
+  await tracker.close();
+  mock.stop();
+  return t;
+}
+
+/** `callers` loops of `track` into a file spool for 3 s; then close, and read what is left back. */
+async function groupCommit(mock, billing, callers) {
+  const dir = await mkdtemp(join(tmpdir(), 'billing-bench-spool-'));
+  const account = `acct_file_${callers}`;
+  await mock.lifecycle.subscribe({ account_ref_id: account });
+  const tracker = createUsageTracker(billing, { spool: fileSpool(dir), maxQueued: 10_000_000 });
+  let stop = false;
+  let tracked = 0;
+  const loops = Array.from({ length: callers }, async () => {
+    while (!stop) {
+      await tracker.track({ account_ref_id: account, ...METER, quantity: 1 });
+      tracked++;
+    }
+  });
+  await sleep(500);
+  const from = tracked;
+  const t0 = performance.now();
+  await sleep(3000);
+  const perSec = Math.round((tracked - from) / ((performance.now() - t0) / 1000));
+  stop = true;
+  await Promise.all(loops);
+  await tracker.close({ timeoutMs: 0 });
+  const reopened = fileSpool(dir);
+  await reopened.open();
+  const left = await reopened.take(10_000_000);
+  await reopened.close();
+  await rm(dir, { recursive: true, force: true });
+  const recorded = mock.store.usageEvents.filter((e) => e.account_ref_id === account);
+  // An event both recorded and still in the file (sent, its ack not yet written) is sent again under
+  // its event_key and answered idempotent: counted once.
+  const kept = new Set([...recorded, ...left.map((s) => s.event ?? s)].map((e) => e.event_key)).size;
+  return { callers, perSec, tracked, recorded: recorded.length, left: left.length, kept };
+}
+
+/** DRAIN_EVENTS events (quantity i + 1) on a fresh account by `how`; wall time, and the store's view. */
+async function drain(mock, billing, how) {
+  const account = `acct_drain_${how}`;
+  await mock.lifecycle.subscribe({ account_ref_id: account });
+  const events = Array.from({ length: DRAIN_EVENTS }, (_, i) => ({
+    account_ref_id: account,
+    ...METER,
+    quantity: i + 1,
+  }));
+  const dir = how === 'file spool' ? await mkdtemp(join(tmpdir(), 'billing-bench-drain-')) : undefined;
+  const t0 = performance.now();
+  if (how === 'recordMany') await billing.usage.recordMany(events, { concurrency: 16 });
+  else {
+    const tracker = createUsageTracker(billing, {
+      concurrency: 16,
+      ...(dir ? { spool: fileSpool(dir) } : {}),
+    });
+    for (const e of events) await tracker.track(e);
+    await tracker.flush();
+    await tracker.close();
+  }
+  const ms = Math.round(performance.now() - t0);
+  if (dir) await rm(dir, { recursive: true, force: true });
+  const stored = mock.store.usageEvents.filter((e) => e.account_ref_id === account);
+  const exact =
+    stored.length === DRAIN_EVENTS && new Set(stored.map((e) => e.quantity)).size === DRAIN_EVENTS;
+  return { how, ms, exact };
+}
+
+/** 1000 unit `track` calls a second for 2 s on one meter, then flush: the POSTs sent and the total. */
+async function aggregation(mock, billing, aggregate) {
+  const account = `acct_agg_${aggregate ? 'on' : 'off'}`;
+  await mock.lifecycle.subscribe({ account_ref_id: account });
+  const tracker = createUsageTracker(billing, {
+    concurrency: 16,
+    ...(aggregate ? { aggregate: { windowMs: 500 } } : {}),
+  });
+  const before = mock.requests.count({ method: 'POST', path: '/api/usage/events/' });
+  const t0 = performance.now();
+  for (let sent = 0; sent < 2000; ) {
+    const due = Math.min(2000, Math.floor(performance.now() - t0));
+    for (; sent < due; sent++) tracker.track({ account_ref_id: account, ...METER, quantity: 1 });
+    await sleep(10);
+  }
+  await tracker.flush();
+  await tracker.close();
+  const requests = mock.requests.count({ method: 'POST', path: '/api/usage/events/' }) - before;
+  const total = mock.store.usageTotal(account, METER.product_code, METER.meter_code);
+  return { aggregate: Boolean(aggregate), requests, total };
+}
+
+export async function run() {
+  const t = await perCall();
+  const mock = await startMock();
+  const billing = new BillingClient({ apiKey: mock.apiKey, baseUrl: mock.baseUrl, logLevel: 'off' });
+  const files = [];
+  for (const callers of [16, 1024]) files.push(await groupCommit(mock, billing, callers));
+  mock.faults.add({ method: 'POST', path: '/api/usage/events/', delayMs: 20, times: forever });
+  const drains = [];
+  for (const how of ['recordMany', 'memory spool', 'file spool'])
+    drains.push(await drain(mock, billing, how));
+  const aggregated = [await aggregation(mock, billing, false), await aggregation(mock, billing, true)];
+  await mock.close();
+
+  const record = t['usage.record (loopback)'];
+  const track = t['tracker.track (memory spool)'];
+  const ratio = r3(record.mean / track.mean);
+  const big = files.at(-1);
+  const [many, memory, file] = drains;
+  return {
+    goals: [
+      goal(
+        'tracker.track into memory vs usage.record over loopback (mean)',
+        `${track.mean} µs vs ${record.mean} µs: ${ratio}× less (track p99 ${track.p99} µs)`,
+        '≥ 100×',
+        ratio >= 100,
+      ),
+      goal(
+        'file spool, 1024 concurrent callers',
+        `${big.perSec} events/s`,
+        '≥ 20,000 events/s',
+        big.perSec >= 20_000,
+      ),
+      goal(
+        'nothing lost at close: distinct event keys recorded by the service or left in the spool file',
+        files.map((f) => `${f.kept} of ${f.tracked} (${f.recorded} recorded, ${f.left} in the file)`).join('; '),
+        'all tracked',
+        files.every((f) => f.kept === f.tracked),
+      ),
+      goal(
+        `drain of ${DRAIN_EVENTS} events at 20 ms per answer, concurrency 16`,
+        `recordMany ${many.ms} ms; tracker ${memory.ms} ms (${r3(memory.ms / many.ms)}×), with a file spool ${file.ms} ms (${r3(file.ms / many.ms)}×); each event recorded once: ${drains.every((d) => d.exact)}`,
+        'each event recorded exactly once',
+        drains.every((d) => d.exact),
+      ),
+      goal(
+        'aggregation: 2,000 unit events on one meter',
+        `${aggregated[0].requests} requests without aggregate, ${aggregated[1].requests} with windowMs 500; totals ${aggregated[0].total} and ${aggregated[1].total}`,
+        'both totals 2,000',
+        aggregated.every((a) => a.total === 2000),
+      ),
+    ],
+    perCall: t,
+    fileSpool: files,
+    drain: drains,
+    aggregation: aggregated,
+  };
+}
