@@ -55,15 +55,15 @@ export function yesOf(answer: Answer): boolean {
  * The key of a question: its kind and parameters as JSON, which delimits itself, then the account
  * (last, so no two questions share a key).
  */
-const keyOf = (kind: string, parts: unknown[], account: string): string =>
-  `${kind} ${parts.map((p) => JSON.stringify(p ?? null)).join(' ')} ${account}`;
+const keyOf = (kind: string, a: string | undefined, b: string | undefined, account: string): string =>
+  `${kind} ${JSON.stringify(a ?? null)} ${JSON.stringify(b ?? null)} ${account}`;
 
 /** The question behind `isActive` and `status` (parameters already checked). */
 export function statusQuestion(params: AccountStatusParams): Question {
   return {
     operation: 'accounts.status',
     account: params.account_ref_id,
-    key: keyOf('status', [params.subscription, params.tier], params.account_ref_id),
+    key: keyOf('status', params.subscription, params.tier, params.account_ref_id),
     ask: (billing, signal) =>
       billing.accounts.status(params, { signal }).then(
         (status): Answer => ({ kind: 'status', status }),
@@ -80,7 +80,7 @@ export function entitlementQuestion(params: EntitlementCheckParams): Question {
   return {
     operation: 'entitlements.check',
     account: params.account_ref_id,
-    key: keyOf('entitlement', [params.product_code, params.entitlement_code], params.account_ref_id),
+    key: keyOf('entitlement', params.product_code, params.entitlement_code, params.account_ref_id),
     ask: (billing, signal) =>
       billing.entitlements.check(params, { signal }).then(
         ({ has_access }): Answer => ({ kind: 'entitlement', has_access }),

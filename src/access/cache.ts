@@ -109,6 +109,9 @@ const lookupOptionRules = {
   outcome: [(v: unknown) => (isPlainObject(v) ? undefined : 'must be a plain object')],
 } satisfies Record<keyof AccessLookupOptions, Rule[]>;
 
+/** lru-cache's `get` options of a lookup: a stale answer stays (its refresh still serves it within staleMs). */
+const KEEP_STALE = { noDeleteOnStaleGet: true } as const;
+
 /** How often an instance looks whether another one's request for the same answer is done. */
 const SHARED_POLL_MS = 10;
 /**
@@ -260,7 +263,7 @@ class Cache implements AccessCache {
     const key = `${this.#generations.of(q.account)} ${q.key}`;
     // A fresh answer is read as it is: lru-cache's fetch would cost a promise and a status per hit.
     // Never deleted here when stale (the refresh below still serves it within staleMs).
-    const fresh = lru.get(key, { noDeleteOnStaleGet: true });
+    const fresh = lru.get(key, KEEP_STALE);
     if (fresh !== undefined) {
       this.#counts.hits++;
       tell('hit', q.operation);
