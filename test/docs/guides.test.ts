@@ -48,15 +48,23 @@ describe('README.md, the npm page', () => {
 });
 
 describe('the guides', () => {
-  it('are the eight tasks, each titled for the docs site', () => {
+  it('are the eight tasks and the eight pages for operating the SDK, each titled for the docs site', () => {
     expect(guides).toEqual([
       'guides/access-cache.md',
+      'guides/choosing.md',
+      'guides/environment.md',
+      'guides/errors.md',
+      'guides/failures.md',
       'guides/gating-routes.md',
+      'guides/glossary.md',
       'guides/observability.md',
       'guides/postgres.md',
+      'guides/production.md',
       'guides/runtimes.md',
       'guides/several-instances.md',
       'guides/testing.md',
+      'guides/troubleshooting.md',
+      'guides/upgrading.md',
       'guides/usage-tracking.md',
     ]);
     for (const guide of guides) expect(read(guide), guide).toMatch(/^---\ntitle: .+\n---\n/);
@@ -68,6 +76,9 @@ describe('the guides', () => {
     const pkg = JSON.parse(read('package.json')) as { files: string[] };
     expect(pkg.files).toContain('guides');
     expect(pkg.files).toContain('README.md');
+    // The upgrade notes link the CHANGELOG, which ships in the package and renders as a page too.
+    expect(typedoc.projectDocuments).toContain('CHANGELOG.md');
+    expect(pkg.files).toContain('CHANGELOG.md');
   });
 });
 

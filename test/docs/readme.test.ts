@@ -96,7 +96,8 @@ describe('README.md', () => {
 });
 
 describe('the guides', () => {
-  it.each(guides)('%s has ts blocks', (file) => {
+  // The glossary defines words; every other page shows them in code.
+  it.each(guides.filter((file) => file !== 'guides/glossary.md'))('%s has ts blocks', (file) => {
     expect(blocksOf(file).length).toBeGreaterThan(0);
   });
 });
