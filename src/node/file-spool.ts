@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { SpoolError } from '../core/errors/index.js';
 import { check, checkOptions, integer, required, text } from '../internal/checks.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
+import { SpoolCore } from '../tracker/spool-core.js';
 import { type FileLock, releaseLock, takeLock } from './file-lock.js';
 import { createSynced, ignoreMissing, syncDir, writeAll, writeSynced } from './fs.js';
 import { ackLine, decodeLog, entryLine, replaceLine, type SpoolRecord, startLine } from './record-format.js';
@@ -83,7 +84,7 @@ class FileSpool implements Spool {
   readonly #dir: string;
   readonly #logPath: string;
   readonly #compactAfter: number;
-  #state: 'new' | 'opening' | 'open' | 'closing' | 'closed' = 'new';
+  readonly #core: SpoolCore;
   #handle: FileHandle | undefined;
   #lock: FileLock | undefined;
   /** Unacknowledged entries in append order (leftovers of earlier runs first). */
@@ -102,32 +103,26 @@ class FileSpool implements Spool {
   #compaction: Compaction | undefined;
   /** Set when a write or sync failed: the log's tail is then unknown, so nothing more is accepted. */
   #broken: SpoolError | undefined;
-  #opening: Promise<void> | undefined;
-  #closing: Promise<void> | undefined;
 
   constructor(dir: string, compactAfter: number) {
     this.#dir = dir;
     this.#logPath = join(dir, LOG);
     this.#compactAfter = compactAfter;
     this.#compactAt = compactAfter;
+    // Every failure here is the file system's: none passes by trying again at once.
+    this.#core = new SpoolCore({ name: 'fileSpool', place: `in ${dir}`, transient: () => false });
   }
 
   /**
    * Opens the spool: takes the lock and replays the log. Again after `close()` (or a failed open) it
    * starts over from the files, as the next process would.
    */
-  open(): Promise<void> {
-    if (this.#state !== 'new' && this.#state !== 'closed') {
-      return Promise.reject(
-        new SpoolError('locked', `fileSpool(${this.#dir}): open() called while the spool is ${this.#state}`),
-      );
-    }
-    this.#opening = this.#open();
-    return this.#opening;
+  async open(): Promise<void> {
+    await this.#core.open(() => this.#open());
+    this.#maybeCompact();
   }
 
   async #open(): Promise<void> {
-    this.#state = 'opening';
     this.#live.clear();
     this.#toHand = [];
     this.#head = 0;
@@ -145,17 +140,12 @@ class FileSpool implements Spool {
       this.#handle = await open(this.#logPath, 'a');
       // A new log's name must be durable before an append to it can be called durable.
       if (created) await syncDir(this.#dir);
-      this.#state = 'open';
-      this.#maybeCompact();
     } catch (error) {
       await this.#handle?.close().catch(() => undefined);
       this.#handle = undefined;
       if (this.#lock) await releaseLock(this.#lock);
       this.#lock = undefined;
-      this.#state = 'new';
-      if (error instanceof SpoolError) throw error;
-      const why = (error as Error).message;
-      throw new SpoolError('io', `fileSpool: cannot open ${this.#dir}: ${why}`, { cause: error });
+      throw error;
     }
   }
 
@@ -223,18 +213,13 @@ class FileSpool implements Spool {
     this.#liveBytes -= live.bytes;
   }
 
-  #usable(): void {
-    if (this.#state !== 'open') {
-      throw new SpoolError(
-        'closed',
-        `fileSpool(${this.#dir}) is ${this.#state === 'closed' || this.#state === 'closing' ? 'closed' : 'not open'}`,
-      );
-    }
+  #usable(operation: string): void {
+    this.#core.check(operation);
     if (this.#broken) throw this.#broken;
   }
 
   async append(events: readonly SpooledEvent[]): Promise<string[]> {
-    this.#usable();
+    this.#usable('append');
     if (!events.length) return [];
     const ids: string[] = [];
     const adds: [string, string, string][] = [];
@@ -254,7 +239,7 @@ class FileSpool implements Spool {
   }
 
   async take(max: number): Promise<SpoolEntry[]> {
-    this.#usable();
+    this.#usable('take');
     const out: SpoolEntry[] = [];
     while (out.length < max && this.#head < this.#toHand.length) {
       const id = this.#toHand[this.#head++]!;
@@ -269,7 +254,7 @@ class FileSpool implements Spool {
   }
 
   async ack(ids: readonly string[]): Promise<void> {
-    this.#usable();
+    this.#usable('ack');
     const known = ids.filter((id) => this.#live.has(id));
     if (!known.length) return;
     await this.#commit(ackLine(known), () => {
@@ -278,7 +263,7 @@ class FileSpool implements Spool {
   }
 
   async replace(members: readonly string[], aggregate: SpooledEvent): Promise<string> {
-    this.#usable();
+    this.#usable('replace');
     const id = String(this.#next++);
     const json = JSON.stringify(aggregate);
     await this.#commit(replaceLine(members, id, json), () => {
@@ -289,34 +274,25 @@ class FileSpool implements Spool {
   }
 
   async pending(ids: readonly string[]): Promise<string[]> {
-    this.#usable();
+    this.#usable('pending');
     return ids.filter((id) => this.#live.has(id));
   }
 
   /** Unacknowledged entries: right after `open()`, what earlier runs left. */
   async size(): Promise<number> {
-    this.#usable();
+    this.#usable('size');
     return this.#live.size;
   }
 
   close(): Promise<void> {
-    this.#closing ??= this.#close().finally(() => {
-      this.#closing = undefined;
+    return this.#core.close(async () => {
+      // Appends already queued are written; a compaction under way finishes (or is abandoned).
+      while (this.#pump || this.#compaction) await (this.#pump ?? this.#compaction?.written);
+      await this.#handle?.close().catch(() => undefined);
+      this.#handle = undefined;
+      if (this.#lock) await releaseLock(this.#lock);
+      this.#lock = undefined;
     });
-    return this.#closing;
-  }
-
-  async #close(): Promise<void> {
-    if (this.#state === 'opening') await this.#opening?.catch(() => undefined);
-    if (this.#state !== 'open') return;
-    this.#state = 'closing';
-    // Appends already queued are written; a compaction under way finishes (or is abandoned).
-    while (this.#pump || this.#compaction) await (this.#pump ?? this.#compaction?.written);
-    await this.#handle?.close().catch(() => undefined);
-    this.#handle = undefined;
-    if (this.#lock) await releaseLock(this.#lock);
-    this.#lock = undefined;
-    this.#state = 'closed';
   }
 
   /** Queues a line for the next group commit; resolves once it is synced and applied. */
@@ -395,7 +371,7 @@ class FileSpool implements Spool {
    * 4. After the directory sync: the new file is the log; the old one is gone with its last handle.
    */
   #maybeCompact(): void {
-    if (this.#compaction || this.#broken || this.#state !== 'open') return;
+    if (this.#compaction || this.#broken || !this.#core.isOpen) return;
     if (this.#logBytes < this.#compactAt || this.#liveBytes * 2 > this.#logBytes) return;
     const parts = [startLine(this.#next)];
     for (const [id, live] of this.#live) parts.push(entryLine(id, live.json));

@@ -1,6 +1,6 @@
 import { StoreError } from '../core/errors/index.js';
 import { check, checkOptions, positiveNumber, required } from '../internal/checks.js';
-import type { ClaimOutcome, DedupeStore, TransactionOutcome } from '../webhooks/dedupe.js';
+import { CLAIM_OUTCOMES as OUTCOMES, type ClaimOutcome, type DedupeStore, type TransactionOutcome } from '../webhooks/dedupe.js';
 import { DEFAULT_INBOX_TABLE, dedupeDdlStatements } from './dedupe-ddl.js';
 import { dedupeStatements } from './dedupe-sql.js';
 import { type Db, driverOf, type Sql } from './driver.js';
@@ -24,7 +24,6 @@ export interface PostgresDedupeStoreOptions {
 const WEEK_MS = 7 * 24 * 60 * 60 * 1000;
 /** At most one prune per this long per store (or per `doneTtlMs`, when shorter). */
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
-const OUTCOMES: readonly unknown[] = ['claimed', 'processing', 'done'] satisfies ClaimOutcome[];
 
 /** Thrown inside an event's transaction to roll it back; never leaves this file. */
 class Abandon {

@@ -1,4 +1,4 @@
-import { SpoolError } from '../core/errors/index.js';
+import type { SpoolError } from '../core/errors/index.js';
 import type { SpooledEvent } from '../tracker/spool.js';
 import { ackRows, idArray, insertEvents, type SpoolTable } from './spool-sql.js';
 
@@ -13,13 +13,14 @@ interface MemberRow {
  * Replaces `members` with `aggregate` in one transaction: the members are locked, checked (each
  * still there, none held by another relay whose lease holds), acknowledged, and the aggregate
  * inserted, so after a crash either the members or the aggregate are left, never both. Rejects with
- * {@link SpoolError} `'conflict'` (nothing written) when a member was acknowledged or is held
+ * `conflict`'s {@link SpoolError} (nothing written) when a member was acknowledged or is held
  * elsewhere; with the driver's error otherwise. Resolves with the aggregate's id.
  */
 export function replaceRows(
   table: SpoolTable,
   members: readonly string[],
   aggregate: SpooledEvent,
+  conflict: (member: string, why: 'acknowledged' | 'held elsewhere') => SpoolError,
 ): Promise<string> {
   return table.db.transaction(async (tx) => {
     const rows = await tx.query<MemberRow>(
@@ -31,16 +32,8 @@ export function replaceRows(
     const found = new Map(rows.map((row) => [String(row.id), row]));
     for (const id of members) {
       const row = found.get(id);
-      const why = !row
-        ? 'was acknowledged already'
-        : row.leased && row.claimed_by !== table.consumer
-          ? 'is held by another instance'
-          : undefined;
-      if (why)
-        throw new SpoolError(
-          'conflict',
-          `postgresSpool replace on ${table.name}: member ${id} ${why}; nothing was written`,
-        );
+      if (!row) throw conflict(id, 'acknowledged');
+      if (row.leased && row.claimed_by !== table.consumer) throw conflict(id, 'held elsewhere');
     }
     await ackRows(tx, table, members);
     const [id] = await insertEvents(tx, table, [aggregate]);

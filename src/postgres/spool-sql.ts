@@ -1,4 +1,5 @@
 import type { SpoolEntry, SpooledEvent } from '../tracker/spool.js';
+import { inChunks } from '../tracker/spool-core.js';
 import { parseSpooledEvent } from '../tracker/spooled-event.js';
 import type { Db, Sql } from './driver.js';
 
@@ -19,8 +20,6 @@ export interface SpoolTable {
   readonly claimTtlMs: number;
   /** With a retention, acknowledged rows are kept this long (ms); without, deleted at once. */
   readonly retentionMs: number | undefined;
-  /** Entries handed out by `take` and not acknowledged since: never handed twice, renewed while held. */
-  readonly held: Set<string>;
 }
 
 /** Ids Postgres can hold in a `bigserial`: others are never sent (the cast would fail the statement). */
@@ -35,15 +34,9 @@ export const isRowId = (id: string): boolean => ROW_ID.test(id);
 /** `ids` as a Postgres array literal, to be cast `::bigint[]` (every id passed {@link rowIds}). */
 export const idArray = (ids: readonly string[]): string => `{${ids.join(',')}}`;
 
-/** Ids per statement for acks, pending checks and renewals: bounds one statement's size. */
-const CHUNK = 1_000;
-
-/** Runs `run` on `ids` in chunks; resolves with the chunks' rows, concatenated. */
-async function chunked<T>(ids: readonly string[], run: (chunk: string) => Promise<T[]>): Promise<T[]> {
-  const rows: T[] = [];
-  for (let i = 0; i < ids.length; i += CHUNK) rows.push(...(await run(idArray(ids.slice(i, i + CHUNK)))));
-  return rows;
-}
+/** Runs `run` on `ids` in chunks (see `inChunks`), each as an array literal; resolves with the rows. */
+const chunked = <T>(ids: readonly string[], run: (chunk: string) => Promise<T[]>): Promise<T[]> =>
+  inChunks(ids, (chunk) => run(idArray(chunk)));
 
 /**
  * Inserts `events` and notifies the relays, in one statement: on the caller's transaction the

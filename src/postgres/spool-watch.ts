@@ -26,6 +26,7 @@ export class Watcher {
 
   /** Listens (rejects with the driver's error when it cannot), and starts the poll. */
   async start(): Promise<void> {
+    this.#closed = false; // a spool closed may be opened again
     await this.#listen();
     this.#pollTimer = unref(setInterval(() => this.#wake(), this.pollMs));
   }

@@ -1,8 +1,9 @@
-import { InvalidRequestError, SpoolError } from '../core/errors/index.js';
 import { checkOptions, integer, text } from '../internal/checks.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
+import { Handout, SpoolCore } from '../tracker/spool-core.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
-import { driverOf, isUnavailable, type Sql, transactionOf } from './driver.js';
+import { driverOf, type Sql, transactionOf } from './driver.js';
+import { isTransient } from './failure.js';
 import { DEFAULT_TABLE, spoolDdlStatements } from './spool-ddl.js';
 import { replaceRows } from './spool-replace.js';
 import {
@@ -15,7 +16,7 @@ import {
   releaseLeases,
   type SpoolTable,
 } from './spool-sql.js';
-import { startHeartbeat } from './spool-upkeep.js';
+import { upkeep } from './spool-upkeep.js';
 import { Watcher } from './spool-watch.js';
 import {
   DEFAULT_SCHEMA,
@@ -118,7 +119,6 @@ export function postgresSpool(db: unknown, options: PostgresSpoolOptions = {}): 
     consumer: options.consumer ?? `spool-${crypto.randomUUID()}`,
     claimTtlMs: options.claimTtlMs ?? 30_000,
     retentionMs: options.retentionMs,
-    held: new Set(),
   };
   const watcher = new Watcher(driver, table.channel, options.pollMs ?? 5_000);
   return new PostgresSpool(table, watcher, {
@@ -135,44 +135,40 @@ interface Placement {
   stableConsumer: boolean;
 }
 
-/** The spool {@link postgresSpool} makes: each step guarded (open, typed failures) over spool-sql.ts. */
+/** The spool {@link postgresSpool} makes: the spool core's steps over spool-sql.ts. */
 class PostgresSpool implements Spool {
   readonly durable = true;
-  #state: 'new' | 'opening' | 'open' | 'closed' = 'new';
-  #stopHeartbeat = (): void => {};
+  readonly #core: SpoolCore;
+  #handout = new Handout();
   /** Whether the table is known to exist, committed: `appendIn` then needs no check. */
   #tableSeen = false;
-  /** `take`s run one at a time: `held` says what was handed, and two at once would race on it. */
-  #takes: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly table: SpoolTable,
     private readonly watcher: Watcher,
     private readonly placement: Placement,
-  ) {}
+  ) {
+    this.#core = new SpoolCore({ name: 'postgresSpool', place: `on ${table.name}`, transient: isTransient });
+  }
 
-  async open(): Promise<void> {
-    if (this.#state !== 'new') {
-      const why = this.#state === 'closed' ? 'closed' : 'already open';
-      throw new SpoolError('closed', `postgresSpool open: the spool is ${why}`);
-    }
-    this.#state = 'opening';
-    try {
-      await ensureTable(this.table.db, this.placement.schema, this.placement.table, this.#ddl());
-      this.#tableSeen = true;
-      if (this.placement.stableConsumer) await releaseLeases(this.table);
-      await this.watcher.start();
-    } catch (error) {
-      this.#state = 'new';
-      await this.watcher.stop();
-      throw this.#failure('open', error);
-    }
-    this.#state = 'open';
-    this.#stopHeartbeat = startHeartbeat(this.table);
+  open(): Promise<void> {
+    return this.#core.open(async () => {
+      try {
+        await ensureTable(this.table.db, this.placement.schema, this.placement.table, this.#ddl());
+        this.#tableSeen = true;
+        if (this.placement.stableConsumer) await releaseLeases(this.table);
+        await this.watcher.start();
+      } catch (error) {
+        await this.watcher.stop();
+        throw error;
+      }
+      this.#handout = new Handout();
+      this.#handout.startRenewal(this.table.claimTtlMs, upkeep(this.table));
+    });
   }
 
   append(events: readonly SpooledEvent[]): Promise<string[]> {
-    return this.#guarded('append', () => insertEvents(this.table.db, this.table, events));
+    return this.#core.run('append', () => insertEvents(this.table.db, this.table, events));
   }
 
   /**
@@ -182,14 +178,14 @@ class PostgresSpool implements Spool {
    * rollback takes it away with the event, and the next call makes it again.
    */
   appendIn(transaction: unknown, events: readonly SpooledEvent[]): Promise<string[]> {
-    return this.#guarded(
+    return this.#core.run(
       'appendIn',
       async () => {
         const sql = transactionOf(transaction, 'postgresSpool.appendIn', 'transaction');
         await this.#tableIn(sql);
         return insertEvents(sql, this.table, events);
       },
-      'new',
+      true,
     );
   }
 
@@ -206,9 +202,7 @@ class PostgresSpool implements Spool {
   }
 
   take(max: number): Promise<SpoolEntry[]> {
-    const result = this.#takes.then(() => this.#guarded('take', () => this.#take(max)));
-    this.#takes = result.catch(() => {});
-    return result;
+    return this.#handout.take(() => this.#core.run('take', () => this.#take(max)));
   }
 
   async #take(max: number): Promise<SpoolEntry[]> {
@@ -217,83 +211,46 @@ class PostgresSpool implements Spool {
     const { entries, unreadable } = await claimRows(table, Math.floor(Math.min(max, 1e6)));
     // Not an event a spool wrote: left, it would be claimed and fail again for ever.
     if (unreadable.length) await ackRows(table.db, table, unreadable).catch(() => {});
-    // A lease of ours that expired before its renewal and was claimed again: handed once only.
-    const fresh = entries.filter((entry) => !table.held.has(entry.id));
-    for (const entry of fresh) table.held.add(entry.id);
-    return fresh;
+    return this.#handout.fresh(entries);
   }
 
   ack(ids: readonly string[]): Promise<void> {
-    return this.#guarded('ack', async () => {
+    return this.#core.run('ack', async () => {
       // No longer renewed whatever happens: if the delete failed, the lease expires and the row is
       // sent again under its key (answered `idempotent: true`) rather than held for ever.
-      for (const id of ids) this.table.held.delete(id);
+      this.#handout.drop(ids);
       await ackRows(this.table.db, this.table, ids);
     });
   }
 
   async replace(members: readonly string[], aggregate: SpooledEvent): Promise<string> {
-    const id = await this.#guarded('replace', () => {
-      const bad = members.find((member) => !isRowId(member));
-      if (bad !== undefined)
-        throw new InvalidRequestError('postgresSpool.replace', [
-          { field: 'members', message: `holds ${JSON.stringify(bad)}, not an id of this spool` },
-        ]);
-      return replaceRows(this.table, members, aggregate);
+    const id = await this.#core.run('replace', () => {
+      this.#core.checkMembers(members, isRowId);
+      return replaceRows(this.table, members, aggregate, (member, why) => this.#core.conflict(member, why));
     });
-    for (const member of members) this.table.held.delete(member);
+    this.#handout.drop(members);
     return id;
   }
 
   pending(ids: readonly string[]): Promise<string[]> {
-    return this.#guarded('pending', () => pendingIds(this.table, ids));
+    return this.#core.run('pending', () => pendingIds(this.table, ids));
   }
 
   /** Rows no relay holds now: what the next takes of any instance may hand (this one's included). */
   size(): Promise<number> {
-    return this.#guarded('size', () => claimableCount(this.table));
+    return this.#core.run('size', () => claimableCount(this.table));
   }
 
   watch(wake: () => void): () => void {
     return this.watcher.watch(wake);
   }
 
-  async close(): Promise<void> {
-    if (this.#state === 'closed') return;
-    const wasOpen = this.#state === 'open';
-    this.#state = 'closed';
-    this.#stopHeartbeat();
-    await this.#takes;
-    await this.watcher.stop();
-    const { held } = this.table;
-    // What this instance held and did not acknowledge: any relay may claim it now, not in claimTtlMs.
-    if (wasOpen && held.size) await releaseLeases(this.table, [...held]).catch(() => {});
-    held.clear();
-  }
-
-  /**
-   * What a step rejects with when Postgres fails: a {@link SpoolError} naming the step and the table,
-   * the driver's error as its `cause`. The spool's own typed errors pass as they are.
-   */
-  #failure(operation: string, error: unknown): SpoolError | InvalidRequestError {
-    if (error instanceof SpoolError || error instanceof InvalidRequestError) return error;
-    const message = error instanceof Error ? error.message : String(error);
-    const where = `postgresSpool ${operation} on ${this.table.name}`;
-    return isUnavailable(error)
-      ? new SpoolError('unavailable', `${where}: Postgres is unavailable: ${message}`, { cause: error })
-      : new SpoolError('io', `${where}: Postgres refused it: ${message}`, { cause: error });
-  }
-
-  /** Runs `step` once the spool is open; whatever fails in it rejects as a {@link SpoolError}. */
-  async #guarded<T>(operation: string, step: () => Promise<T>, alsoIn?: 'new'): Promise<T> {
-    if (this.#state !== 'open' && !(alsoIn && this.#state !== 'closed')) {
-      const why = this.#state === 'closed' ? 'closed' : 'not open';
-      throw new SpoolError('closed', `postgresSpool ${operation}: the spool is ${why}`);
-    }
-    try {
-      return await step();
-    } catch (error) {
-      throw this.#failure(operation, error);
-    }
+  close(): Promise<void> {
+    return this.#core.close(async () => {
+      const held = await this.#handout.stop();
+      await this.watcher.stop();
+      // What this instance held and did not acknowledge: any relay may claim it now, not in claimTtlMs.
+      if (held.length) await releaseLeases(this.table, held).catch(() => {});
+    });
   }
 }

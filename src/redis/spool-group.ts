@@ -1,4 +1,3 @@
-import { unref } from '../util/timers.js';
 import { LEAVE, OPEN, RENEW } from './lua/spool.js';
 import type { RedisClock } from './spool-clock.js';
 import { chunked, type SpoolStream } from './spool-stream.js';
@@ -22,25 +21,10 @@ export async function leaveGroup(spool: SpoolStream): Promise<void> {
 }
 
 /**
- * Starts the heartbeat: every third of the claim time, the entries this consumer holds get their
- * idle time reset, so no other instance claims them while this one works on them. Returns the
- * function that stops it. Its timer never keeps the process alive: the tracker's close ends the work.
+ * The heartbeat's beat (run by the spool's `Handout` every third of the claim time): the entries
+ * this consumer holds get their idle time reset, so no other instance claims them while this one
+ * works on them. Rejects with the client's error (the next beat tries again).
  */
-export function startHeartbeat(spool: SpoolStream): () => void {
-  let renewing = false;
-  const renew = async (): Promise<void> => {
-    if (renewing || spool.held.size === 0) return;
-    renewing = true;
-    try {
-      await chunked(spool, RENEW, [spool.group, spool.consumer], [...spool.held]);
-    } catch {
-      // Renewal is best effort: if Redis is unreachable, no other instance can claim either; if
-      // entries are claimed anyway, their keys keep the second send from counting twice.
-    } finally {
-      renewing = false;
-    }
-  };
-  const every = Math.max(10, Math.floor(spool.claimIdleMs / 3));
-  const heartbeat = unref(setInterval(() => void renew(), every));
-  return () => clearInterval(heartbeat);
+export async function renew(spool: SpoolStream, held: readonly string[]): Promise<void> {
+  await chunked(spool, RENEW, [spool.group, spool.consumer], held);
 }

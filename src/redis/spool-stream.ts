@@ -1,3 +1,5 @@
+import { SpoolError } from '../core/errors/index.js';
+import { inChunks } from '../tracker/spool-core.js';
 import type { ReplicaWait } from './replicas.js';
 
 /**
@@ -16,8 +18,6 @@ export interface SpoolStream {
   readonly claimIdleMs: number;
   /** How long a step waits for Redis, in ms. */
   readonly timeoutMs: number;
-  /** Entries handed out by `take` and not acknowledged since: never handed out twice, renewed while held. */
-  readonly held: Set<string>;
   /** Runs one of lua/spool.ts's scripts on the stream; rejects with the client's error or on the timeout. */
   run(script: string, args: (string | number)[]): Promise<unknown>;
   /** How many replicas must confirm an append or a replace (0: none asked), and for how long WAIT waits. */
@@ -29,20 +29,20 @@ export interface SpoolStream {
   confirm(): Promise<number>;
 }
 
-/** Ids per script for acks, pending checks and renewals: bounds how long one script holds Redis. */
-const CHUNK = 1_000;
-
 /** Runs `ids` through `script` (after the `head` arguments) in chunks; answers the chunks' array replies, flattened. */
-export async function chunked(
+export function chunked(
   spool: SpoolStream,
   script: string,
   head: (string | number)[],
   ids: readonly string[],
 ): Promise<unknown[]> {
-  const replies: unknown[] = [];
-  for (let i = 0; i < ids.length; i += CHUNK) {
-    const reply = await spool.run(script, [...head, ...ids.slice(i, i + CHUNK)]);
-    if (Array.isArray(reply)) replies.push(...reply);
-  }
-  return replies;
+  return inChunks(ids, async (chunk) => {
+    const reply = await spool.run(script, [...head, ...chunk]);
+    return Array.isArray(reply) ? reply : [];
+  });
+}
+
+/** The {@link SpoolError} `'io'` of a reply of a shape the step never gives (another program's key, an odd adapter). */
+export function oddReply(operation: string, reply: unknown): SpoolError {
+  return new SpoolError('io', `redisSpool.${operation}: unexpected Redis reply ${JSON.stringify(reply)}`);
 }

@@ -1,8 +1,9 @@
 import type { SpoolEntry } from '../tracker/spool.js';
 import { parseSpooledEvent } from '../tracker/spooled-event.js';
+import { replyCode } from './failure.js';
 import { ACK, TAKE } from './lua/spool.js';
 import { withdrawWindowMs } from './spool-replicas.js';
-import type { SpoolStream } from './spool-stream.js';
+import { oddReply, type SpoolStream } from './spool-stream.js';
 
 /**
  * The `take` of a `redisSpool`, one step at a time (two at once would read the same own pending
@@ -10,8 +11,9 @@ import type { SpoolStream } from './spool-stream.js';
  * entries other consumers left idle past the claim time, then new ones (with `waitReplicas`, only
  * those appended longer ago than {@link withdrawWindowMs}). Keeps its cursors in both
  * pending lists between takes. `reopen` makes the group again when the stream was deleted under it
- * (FLUSHALL, a Redis without persistence restarted). Rejects with the client's error, or a plain
- * `Error` on a reply of another shape (the spool types both).
+ * (FLUSHALL, a Redis without persistence restarted). Rejects with the client's error, or
+ * {@link oddReply} on a reply of another shape. What the spool handed already
+ * (an entry of ours XAUTOCLAIM took back after a late renewal) is the spool's `Handout` to drop.
  */
 export function taker(
   spool: SpoolStream,
@@ -28,26 +30,20 @@ export function taker(
     try {
       reply = await spool.run(TAKE, args);
     } catch (error) {
-      if (!/NOGROUP/.test(String((error as Error)?.message))) throw error;
+      if (replyCode(error) !== 'NOGROUP') throw error;
       await reopen();
       reply = await spool.run(TAKE, args);
     }
-    if (!Array.isArray(reply) || reply.length % 2 !== 0)
-      throw new Error(`unexpected Redis reply to a take: ${JSON.stringify(reply)}`);
+    if (!Array.isArray(reply) || reply.length % 2 !== 0) throw oddReply('take', reply);
     ownCursor = String(reply[0]);
     claimCursor = String(reply[1]);
     const entries: SpoolEntry[] = [];
     const unreadable: string[] = [];
     for (let i = 2; i < reply.length; i += 2) {
       const id = String(reply[i]);
-      // Already handed out (XAUTOCLAIM took back an entry of ours whose renewal came late).
-      if (spool.held.has(id)) continue;
       const event = parseSpooledEvent(reply[i + 1]);
       if (!event) unreadable.push(id);
-      else {
-        spool.held.add(id);
-        entries.push({ id, event });
-      }
+      else entries.push({ id, event });
     }
     // Not an event a spool wrote: left pending, it would be claimed and fail again for ever.
     if (unreadable.length) await spool.run(ACK, [spool.group, ...unreadable]).catch(() => {});

@@ -1,15 +1,17 @@
-import { InvalidRequestError, SpoolError } from '../core/errors/index.js';
+import { SpoolError } from '../core/errors/index.js';
 import { check, checkOptionsObject, integer, text } from '../internal/checks.js';
 import type { Spool } from '../tracker/spool.js';
+import { Handout, SpoolCore } from '../tracker/spool-core.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { adaptClient, type RedisClient } from './adapt.js';
 import { evalScript, px } from './client.js';
+import { isTransient } from './failure.js';
 import { ACK, PENDING, SIZE } from './lua/spool.js';
 import { confirmedReplicas, replicaRules, replicaWait } from './replicas.js';
 import { RedisClock, writeBeforeDeadline } from './spool-clock.js';
-import { leaveGroup, openGroup, startHeartbeat } from './spool-group.js';
+import { leaveGroup, openGroup, renew } from './spool-group.js';
 import { replicated } from './spool-replicas.js';
-import { chunked, type SpoolStream } from './spool-stream.js';
+import { chunked, oddReply, type SpoolStream } from './spool-stream.js';
 import { taker } from './spool-take.js';
 
 /** Options of {@link redisSpool}. */
@@ -139,129 +141,90 @@ export function redisSpool(client: RedisClient, options: RedisSpoolOptions = {})
     consumer: options.consumer ?? `spool-${crypto.randomUUID()}`,
     claimIdleMs: px(options.claimIdleMs ?? 30_000),
     timeoutMs,
-    held: new Set(),
     run: (script, args) => evalScript(runner, script, [stream], args, timeoutMs),
     replicas,
     confirm: () => confirmedReplicas(runner, stream, replicas, timeoutMs),
   };
   const clock = new RedisClock(timeoutMs);
-  const takeNow = taker(spool, () => openGroup(spool, clock));
-  let state: 'new' | 'open' | 'closed' = 'new';
-  let stopHeartbeat = (): void => {};
-  /** `take`s run one at a time: two at once would read the same own pending entries. */
-  let takes: Promise<unknown> = Promise.resolve();
-
-  /**
-   * What a step rejects with when Redis fails or answers oddly: a {@link SpoolError} naming the step
-   * and the stream, the client's error as its `cause`. The spool's own typed errors pass as they are.
-   */
-  const failure = (operation: string, error: unknown): SpoolError | InvalidRequestError => {
-    if (error instanceof SpoolError || error instanceof InvalidRequestError) return error;
-    let message = error instanceof Error ? error.message : String(error);
-    // Redis before 6.2 has no XAUTOCLAIM (nor XPENDING's IDLE): a script calling it fails so.
-    if (/unknown.*command|syntax error/i.test(message)) message += ' (redisSpool needs Redis 6.2 or later)';
-    return new SpoolError('unavailable', `redisSpool ${operation} on stream ${stream}: ${message}`, {
-      cause: error,
-    });
-  };
-  /** Runs `step` once the spool is open; whatever fails in it rejects as a {@link SpoolError}. */
-  const guarded = async <T>(operation: string, step: () => Promise<T>): Promise<T> => {
-    if (state !== 'open')
-      throw new SpoolError(
-        'closed',
-        `redisSpool ${operation}: the spool is ${state === 'new' ? 'not open' : 'closed'}`,
-      );
-    try {
-      return await step();
-    } catch (error) {
-      throw failure(operation, error);
-    }
-  };
+  const core = new SpoolCore({ name: 'redisSpool', place: `on stream ${stream}`, transient: isTransient });
+  const open = () => openGroup(spool, clock);
+  let handout = new Handout();
+  let takeNow = taker(spool, open);
 
   return {
     durable: true,
 
-    async open() {
-      if (state !== 'new') {
-        throw new SpoolError(
-          'closed',
-          `redisSpool open: the spool is ${state === 'open' ? 'already open' : 'closed'}`,
-        );
-      }
-      try {
-        await openGroup(spool, clock);
-      } catch (error) {
-        throw failure('open', error);
-      }
-      state = 'open';
-      stopHeartbeat = startHeartbeat(spool);
-    },
+    open: () =>
+      core.open(async () => {
+        try {
+          await open();
+        } catch (error) {
+          // Redis before 6.2 has no XAUTOCLAIM (nor XPENDING's IDLE): a script calling it fails so.
+          if (/unknown.*command|syntax error/i.test(String((error as Error)?.message))) {
+            throw new SpoolError('io', `redisSpool.open on stream ${stream}: needs Redis 6.2 or later`, {
+              cause: error,
+            });
+          }
+          throw error;
+        }
+        // A new session: this consumer's own pending entries are handed first again.
+        handout = new Handout();
+        takeNow = taker(spool, open);
+        handout.startRenewal(spool.claimIdleMs, (held) => renew(spool, held));
+      }),
 
     append: (events) =>
-      guarded('append', async () => {
+      core.run('append', async () => {
         if (events.length === 0) return [];
         const json = events.map((event) => JSON.stringify(event));
         const reply = await writeBeforeDeadline(spool, clock, 'append', json);
         const ids = reply[2];
-        if (!Array.isArray(ids) || ids.length !== events.length)
-          throw new Error(`unexpected Redis reply to an append: ${JSON.stringify(reply)}`);
+        if (!Array.isArray(ids) || ids.length !== events.length) throw oddReply('append', reply);
         await replicated(spool, 'append', ids.map(String));
         return ids.map(String);
       }),
 
-    take(max) {
-      const result = takes.then(() =>
-        guarded('take', async () =>
-          max >= 1 ? await takeNow(Math.floor(Math.min(max, Number.MAX_SAFE_INTEGER))) : [],
-        ),
-      );
-      takes = result.catch(() => {});
-      return result;
-    },
+    take: (max) =>
+      handout.take(() =>
+        core.run('take', async () => {
+          if (!(max >= 1)) return [];
+          return handout.fresh(await takeNow(Math.floor(Math.min(max, Number.MAX_SAFE_INTEGER))));
+        }),
+      ),
 
-    async ack(ids) {
-      await guarded('ack', () => chunked(spool, ACK, [spool.group], streamIds(ids)));
-      for (const id of ids) spool.held.delete(id);
-    },
+    ack: (ids) =>
+      core.run('ack', async () => {
+        await chunked(spool, ACK, [spool.group], streamIds(ids));
+        handout.drop(ids);
+      }),
 
     async replace(members, aggregate) {
-      const reply = await guarded('replace', async () => {
-        const bad = members.find((id) => !STREAM_ID.test(id));
-        if (bad !== undefined)
-          throw new InvalidRequestError('redisSpool.replace', [
-            { field: 'members', message: `holds ${JSON.stringify(bad)}, not an id of this spool` },
-          ]);
+      const reply = await core.run('replace', async () => {
+        core.checkMembers(members, (id) => STREAM_ID.test(id));
         const args = [spool.group, spool.consumer, JSON.stringify(aggregate), ...members];
         const written = await writeBeforeDeadline(spool, clock, 'replace', args);
         if (written[0] === 'ok') await replicated(spool, 'replace', [String(written[2])]);
         return written;
       });
-      if (reply[0] !== 'ok') {
-        const why = reply[0] === 'gone' ? 'was acknowledged already' : 'was claimed by another instance';
-        throw new SpoolError(
-          'conflict',
-          `redisSpool replace on stream ${stream}: member ${String(reply[2])} ${why}; nothing was written`,
-        );
-      }
-      for (const id of members) spool.held.delete(id);
+      if (reply[0] !== 'ok')
+        throw core.conflict(String(reply[2]), reply[0] === 'gone' ? 'acknowledged' : 'held elsewhere');
+      handout.drop(members);
       return String(reply[2]);
     },
 
     pending: (ids) =>
-      guarded('pending', async () => {
+      core.run('pending', async () => {
         const found = new Set((await chunked(spool, PENDING, [], streamIds(ids))).map(String));
         return ids.filter((id) => found.has(id));
       }),
 
     // Never what another consumer holds: a tracker counts these as its own leftovers.
-    size: () => guarded('size', async () => Number(await spool.run(SIZE, [spool.group, spool.consumer]))),
+    size: () => core.run('size', async () => Number(await spool.run(SIZE, [spool.group, spool.consumer]))),
 
-    async close() {
-      if (state === 'closed') return;
-      state = 'closed';
-      stopHeartbeat();
-      await takes;
-      await leaveGroup(spool);
-    },
+    close: () =>
+      core.close(async () => {
+        await handout.stop();
+        await leaveGroup(spool);
+      }),
   };
 }

@@ -1,31 +1,5 @@
 import { StoreError } from '../core/errors/index.js';
-
-/**
- * Error replies that say Redis cannot serve the step right now, not that the step is wrong: still
- * loading its data set, busy with a script, a replica written to or cut off from its master (a
- * failover under way), a cluster without a slot's node, out of memory.
- */
-const TRANSIENT = new Set([
-  'LOADING',
-  'BUSY',
-  'MASTERDOWN',
-  'READONLY',
-  'NOREPLICAS',
-  'CLUSTERDOWN',
-  'TRYAGAIN',
-  'OOM',
-]);
-
-/**
- * The code of a Redis error reply (`WRONGTYPE`, `ERR`, `NOSCRIPT`…), read from the message the way
- * every client passes it on (node-redis's `ErrorReply`, ioredis's `ReplyError`), or `undefined`
- * when `error` is no reply: a socket error, a closed client, a timeout. Node's socket errors
- * (`syscall` set) are never replies, whatever their message.
- */
-function replyCode(error: unknown): string | undefined {
-  if (!(error instanceof Error) || 'syscall' in error) return undefined;
-  return /^([A-Z][A-Z_-]*[A-Z]) /.exec(error.message)?.[1];
-}
+import { isTransient } from './failure.js';
 
 /**
  * What a store method rejects with (and a store tells `onError`) when Redis failed: a
@@ -37,8 +11,7 @@ function replyCode(error: unknown): string | undefined {
  */
 export function storeFailure(where: string, error: unknown): StoreError {
   const message = error instanceof Error ? error.message : String(error);
-  const code = replyCode(error);
-  if (code !== undefined && !TRANSIENT.has(code)) {
+  if (!isTransient(error)) {
     return new StoreError('unexpected_reply', `${where}: Redis answered an error: ${message}`, {
       cause: error,
     });

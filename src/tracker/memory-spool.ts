@@ -1,5 +1,5 @@
-import { SpoolError } from '../core/errors/index.js';
 import type { Spool, SpoolEntry, SpooledEvent } from './spool.js';
+import { SpoolCore } from './spool-core.js';
 
 /**
  * A {@link Spool} in this process's memory: the usage tracker's default. Fast (an append costs
@@ -25,14 +25,7 @@ export function memorySpool(): Spool {
   let queue: string[] = [];
   let head = 0;
   let nextId = 1;
-  let state: 'new' | 'open' | 'closed' = 'new';
-
-  const ensureOpen = (operation: string): void => {
-    if (state !== 'open') {
-      const why = state === 'new' ? 'not open' : 'closed';
-      throw new SpoolError('closed', `memorySpool.${operation}: the spool is ${why}`);
-    }
-  };
+  const core = new SpoolCore({ name: 'memorySpool', place: '', transient: () => false });
   // A copy, so a caller changing its object after `track` does not change what is sent (a file or
   // Redis spool serialises it; memory must not behave differently).
   const store = (event: SpooledEvent): string => {
@@ -45,19 +38,18 @@ export function memorySpool(): Spool {
 
   return {
     durable: false,
-    async open() {
-      if (state === 'open') throw new SpoolError('locked', 'memorySpool.open: the spool is already open');
-      // A new session: everything not acknowledged is handed again, oldest first.
-      queue = [...entries.keys()];
-      head = 0;
-      state = 'open';
-    },
+    open: () =>
+      core.open(async () => {
+        // A new session: everything not acknowledged is handed again, oldest first.
+        queue = [...entries.keys()];
+        head = 0;
+      }),
     async append(events) {
-      ensureOpen('append');
+      core.check('append');
       return events.map(store);
     },
     async take(max) {
-      ensureOpen('take');
+      core.check('take');
       const out: SpoolEntry[] = [];
       while (out.length < max && head < queue.length) {
         const id = queue[head++] as string;
@@ -72,25 +64,23 @@ export function memorySpool(): Spool {
       return out;
     },
     async ack(ids) {
-      ensureOpen('ack');
+      core.check('ack');
       for (const id of ids) entries.delete(id);
     },
     async replace(members, aggregate) {
-      ensureOpen('replace');
+      core.check('replace');
       // One synchronous step: nothing can observe the members gone and the aggregate missing.
       for (const id of members) entries.delete(id);
       return store(aggregate);
     },
     async pending(ids) {
-      ensureOpen('pending');
+      core.check('pending');
       return ids.filter((id) => entries.has(id));
     },
     async size() {
-      ensureOpen('size');
+      core.check('size');
       return entries.size;
     },
-    async close() {
-      state = 'closed';
-    },
+    close: () => core.close(async () => {}),
   };
 }

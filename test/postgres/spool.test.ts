@@ -116,22 +116,6 @@ describe('postgresSpool options', () => {
     expect(() => postgresSpoolDdl({ table: 'x"; DROP TABLE y; --' })).toThrow(InvalidRequestError);
   });
 
-  it('methods before open and after close reject typed (code closed); open twice too', async () => {
-    const spool = postgresSpool(pool, { table: freshTable('closed') });
-    const before = await caught(() => spool.append([spooledEvent(0)]));
-    expect(before).toBeInstanceOf(SpoolError);
-    expect((before as SpoolError).code).toBe('closed');
-    await spool.open();
-    expect(((await caught(() => spool.open())) as SpoolError).code).toBe('closed');
-    await spool.close();
-    for (const call of [() => spool.take(1), () => spool.ack([]), () => spool.pending([])]) {
-      const error = await caught(call);
-      expect(error).toBeInstanceOf(SpoolError);
-      expect((error as SpoolError).code).toBe('closed');
-    }
-    await spool.close(); // twice: fine
-  });
-
   it('replace with a member that is no id of the spool: InvalidRequestError, nothing written', async () => {
     const table = freshTable('badmember');
     const spool = await opened(pool, { table });

@@ -16,6 +16,7 @@
  * its id). The suite closes every spool it made, ignoring errors.
  */
 import { afterEach, describe, expect, it, type TestContext } from 'vitest';
+import { SpoolError } from '../../src/core/errors/index.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../../src/tracker/spool.js';
 import { randomUUID } from '../../src/util/uuid.js';
 
@@ -43,6 +44,38 @@ async function takeAll(spool: Spool, max = 1000): Promise<SpoolEntry[]> {
     out.push(...batch);
   }
   throw new Error('take kept handing entries after 100 rounds');
+}
+
+/** The rejection of `call` (a test fails when it resolves). */
+async function rejection(call: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await call();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('resolved, where a rejection was expected');
+}
+
+/** Every step a spool has but open and close, each called as a user would (ids that may not exist). */
+function steps(spool: Spool): [string, () => Promise<unknown>][] {
+  const some = ['1', '1-1'];
+  return [
+    ['append', () => spool.append([spooledEvent(0)])],
+    ['take', () => spool.take(1)],
+    ['ack', () => spool.ack(some)],
+    ['replace', () => spool.replace(some, spooledEvent(1))],
+    ['pending', () => spool.pending(some)],
+    ['size', () => spool.size?.() ?? Promise.reject(new SpoolError('closed', 'no size'))],
+  ];
+}
+
+/** Each step of `spool` rejects with SpoolError `'closed'`. */
+async function expectEveryStepClosed(spool: Spool): Promise<void> {
+  for (const [name, call] of steps(spool)) {
+    const error = await rejection(call);
+    expect(error, name).toBeInstanceOf(SpoolError);
+    expect((error as SpoolError).code, name).toBe('closed');
+  }
 }
 
 /** Runs the {@link Spool} contract against the spools `makeSpool` makes (see the module comment). */
@@ -253,6 +286,41 @@ export function spoolContract(name: string, makeSpool: (place: string) => Spool 
       const second = await open();
       expect(await second.size?.()).toBe(2);
       expect(await takeAll(second)).toHaveLength(2);
+    });
+
+    test('misuse: every step before open rejects SpoolError closed, and stores nothing', async () => {
+      const spool = await makeSpool(place);
+      made.push(spool);
+      await expectEveryStepClosed(spool);
+      await spool.open();
+      expect(await spool.take(10)).toEqual([]);
+    });
+
+    test('misuse: open while open rejects SpoolError locked; the spool stays open and usable', async () => {
+      const spool = await open();
+      const again = await rejection(() => spool.open());
+      expect(again).toBeInstanceOf(SpoolError);
+      expect((again as SpoolError).code).toBe('locked');
+      const [id] = await spool.append([spooledEvent(0)]);
+      expect((await spool.take(1)).map((entry) => entry.id)).toEqual([id]);
+    });
+
+    test('misuse: every step after close rejects SpoolError closed', async () => {
+      const spool = await open();
+      await spool.append([spooledEvent(0)]);
+      await spool.close();
+      await expectEveryStepClosed(spool);
+    });
+
+    test('misuse: close before open, twice, and twice at once resolve, doing nothing more', async () => {
+      const spool = await makeSpool(place);
+      made.push(spool);
+      await expect(spool.close()).resolves.toBeUndefined();
+      await spool.open(); // a close before open did not close it for good
+      await spool.append([spooledEvent(0)]);
+      await expect(Promise.all([spool.close(), spool.close()])).resolves.toEqual([undefined, undefined]);
+      await expect(spool.close()).resolves.toBeUndefined();
+      await expectEveryStepClosed(spool);
     });
   });
 }
