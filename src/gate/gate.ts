@@ -128,7 +128,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
   function hono<C extends HonoContextLike, R extends Response | Promise<Response>>(
     need: GateNeeds<Req>,
     handler: (c: C) => R,
-  ): (c: C) => R | Response | Promise<Response>;
+  ): (c: C) => Promise<Awaited<R> | Response>;
   function hono(need: GateNeeds<Req>, handler?: HonoHandler) {
     return honoAdapter(routeOf('hono', need), handler);
   }

@@ -255,7 +255,7 @@ export interface Gate<Req extends GateRequest = Request> {
   /**
    * The route's handler behind the gate, as one Hono handler: the decision at `c.get('billing')`,
    * a "no" answered by the gate. The same as `gate.hono(need)` before `handler`, without Hono's
-   * middleware chain (a route of one handler runs without it): for hot routes.
+   * middleware chain (a route of one handler runs without it).
    *
    * @typeParam C - Hono's context as the handler types it (your app's `Context`).
    * @typeParam R - What the handler answers; the gate's "no" is a `Response` too.
@@ -263,14 +263,14 @@ export interface Gate<Req extends GateRequest = Request> {
   hono<C extends HonoContextLike, R extends Response | Promise<Response>>(
     need: GateNeeds<Req>,
     handler: (c: C) => R,
-  ): (c: C) => R | Response | Promise<Response>;
+  ): (c: C) => Promise<Awaited<R> | Response>;
   /** Express / Connect / node:http middleware: the decision at `res.locals.billing`. */
   express(need: GateNeeds<Req>): NodeMiddleware<Req>;
   /**
    * The route's handler behind the gate, as one Express handler: the decision at
    * `res.locals.billing`, a "no" answered by the gate. The same as `gate.express(need)` before
-   * `handler`, one layer fewer in Express's router: for hot routes. What `handler` returns (Express
-   * 5 follows a rejected promise to its error handler) is returned.
+   * `handler`, one layer fewer in Express's router. It returns a promise of what `handler` returns;
+   * a throw or a rejection of `handler` goes to `next(error)`, as a throwing `account` does.
    *
    * @typeParam Res - Express's response as the handler types it (`express.Response`).
    * @typeParam Next - Express's `next` as the handler types it.
