@@ -21,11 +21,23 @@ export interface SpoolEntry {
  * {@link append} until {@link ack}; a durable spool hands the entries of a run that died to the
  * next {@link take} after {@link open}, with their original keys, so an event is recorded exactly
  * once whatever crashes (the service answers a repeated key `idempotent: true`).
+ *
+ * Every spool of the SDK answers a misuse alike (they share one core, `tracker/spool-core.ts`):
+ * - {@link open} while open (or opening) rejects with `SpoolError` `'locked'`; the spool stays open.
+ * - any other step before {@link open}, or after {@link close}, rejects with `SpoolError` `'closed'`
+ *   (only {@link appendIn} may come before {@link open}: it needs nothing but the transaction).
+ * - {@link close} before {@link open}, or again, resolves and does nothing; a second call while the
+ *   first runs resolves with it.
+ * - a spool closed may be opened again: it then hands what is left first, as the next process would.
+ *
+ * A backend failure rejects with `SpoolError` `'unavailable'` when it may pass if tried again (a
+ * lost connection, a server busy or failing over), and `'io'` when the backend refused the step
+ * for good; each backend has one classifier, shared with its stores.
  */
 export interface Spool {
   /** Whether entries outlive the process (false for memory: they die with it). */
   readonly durable: boolean;
-  /** Opens the spool (takes its lock, reads what a previous run left). Called once, first. */
+  /** Opens the spool (takes its lock, reads what a previous run left). Called first (again only after {@link close}). */
   open(): Promise<void>;
   /**
    * Appends events; resolves with their ids, in order, once they are durable (a file spool's group
@@ -63,7 +75,8 @@ export interface Spool {
    * entries exist only if that transaction commits, so a rollback leaves nothing to send. What
    * `track(event, { transaction })` calls; a spool without it cannot take part in a transaction.
    * Rejects with an `InvalidRequestError` naming `transaction` when it is no transaction the spool
-   * can write through.
+   * can write through. Needs neither {@link open} nor a connection of the spool's own: the
+   * application's transactions may hold every connection there is.
    */
   appendIn?(transaction: unknown, events: readonly SpooledEvent[]): Promise<string[]>;
   /**
@@ -73,6 +86,6 @@ export interface Spool {
    * spool is open.
    */
   watch?(wake: () => void): () => void;
-  /** Releases the spool (lock, files, timers); what was not acknowledged stays in a durable spool. */
+  /** Releases the spool (lock, files, timers); what was not acknowledged stays in a durable spool. Never rejects for a misuse. */
   close(): Promise<void>;
 }
