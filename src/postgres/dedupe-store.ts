@@ -1,6 +1,11 @@
 import { StoreError } from '../core/errors/index.js';
 import { check, checkOptions, positiveNumber, required } from '../internal/checks.js';
-import { CLAIM_OUTCOMES as OUTCOMES, type ClaimOutcome, type DedupeStore, type TransactionOutcome } from '../webhooks/dedupe.js';
+import {
+  type ClaimOutcome,
+  type DedupeStore,
+  CLAIM_OUTCOMES as OUTCOMES,
+  type TransactionOutcome,
+} from '../webhooks/dedupe.js';
 import { DEFAULT_INBOX_TABLE, dedupeDdlStatements } from './dedupe-ddl.js';
 import { dedupeStatements } from './dedupe-sql.js';
 import { type Db, driverOf, type Sql } from './driver.js';

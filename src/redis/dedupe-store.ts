@@ -1,6 +1,6 @@
 import { StoreError } from '../core/errors/index.js';
 import { check, checkOptionsObject } from '../internal/checks.js';
-import type { ClaimOutcome, DedupeStore } from '../webhooks/dedupe.js';
+import { CLAIM_OUTCOMES, type ClaimOutcome, type DedupeStore } from '../webhooks/dedupe.js';
 import { adaptClient, type CommandRunner, type RedisClient } from './adapt.js';
 import { evalScript, px } from './client.js';
 import { CLAIM, COMPLETE, RELEASE, RENEW } from './lua/dedupe.js';
@@ -38,8 +38,6 @@ export interface RedisDedupeStoreOptions {
 
 /** Claim values carry a prefix, so no token can ever read as `done`. */
 const claimValue = (token: string): string => `claim:${token}`;
-
-const OUTCOMES: readonly unknown[] = ['claimed', 'processing', 'done'] satisfies ClaimOutcome[];
 
 /**
  * A {@link DedupeStore} in Redis, for several instances receiving webhooks: each step is one Lua
@@ -95,7 +93,7 @@ export function redisDedupeStore(client: RedisClient, options: RedisDedupeStoreO
   return {
     async claim(id, token, ttlMs) {
       const reply = await run('claim', CLAIM, id, [claimValue(token), px(ttlMs)]);
-      if (!OUTCOMES.includes(reply)) throw unexpectedReply('redisDedupeStore.claim', reply);
+      if (!CLAIM_OUTCOMES.includes(reply)) throw unexpectedReply('redisDedupeStore.claim', reply);
       return reply as ClaimOutcome;
     },
     async renew(id, token, ttlMs) {

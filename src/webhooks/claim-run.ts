@@ -1,6 +1,11 @@
 import type { WebhookEvent } from '../schemas/webhook.js';
 import { randomUUID } from '../util/uuid.js';
-import type { ClaimOutcome, DedupeStore, TransactionOutcome, WebhookEventContext } from './dedupe.js';
+import {
+  CLAIM_OUTCOMES,
+  type DedupeStore,
+  type TransactionOutcome,
+  type WebhookEventContext,
+} from './dedupe.js';
 
 /** Default claim TTL: how long a crashed receiver can hold up the retries of its event. */
 export const DEFAULT_CLAIM_TTL_MS = 60_000;
@@ -21,7 +26,6 @@ export interface ClaimRunOptions {
   report: (error: unknown) => void;
 }
 
-const OUTCOMES: readonly unknown[] = ['claimed', 'processing', 'done'] satisfies ClaimOutcome[];
 const TRANSACTION_OUTCOMES: readonly unknown[] = [
   'committed',
   'done',
@@ -45,7 +49,7 @@ export async function runClaimed(event: WebhookEvent, options: ClaimRunOptions):
   } catch (error) {
     return { kind: 'failed', stage: 'store', error };
   }
-  if (!OUTCOMES.includes(outcome)) {
+  if (!CLAIM_OUTCOMES.includes(outcome)) {
     return {
       kind: 'failed',
       stage: 'store',

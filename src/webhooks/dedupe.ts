@@ -6,6 +6,12 @@
 export type ClaimOutcome = 'claimed' | 'processing' | 'done';
 
 /**
+ * Every {@link ClaimOutcome}: what a store's answer to `claim` is checked against before it is
+ * trusted (by the handlers, and by the Redis and PostgreSQL stores of what their script or query gave).
+ */
+export const CLAIM_OUTCOMES: readonly unknown[] = ['claimed', 'processing', 'done'] satisfies ClaimOutcome[];
+
+/**
  * Where webhook deliveries are claimed and remembered, by `transaction_id`, so an event is
  * processed once even when its retries reach several processes at once. Every method must be atomic
  * in the store (one Redis command or script, one SQL statement), and may be async.
