@@ -1,5 +1,8 @@
 // The access cache of the access children (access-process.ts, access-seen-process.ts).
-import { type AccessStore, BillingClient, createAccessCache } from '../../src/index.js';
+// The modules themselves, not src/index.ts: the child's bundle holds what it runs, nothing more.
+import { createAccessCache } from '../../src/access/cache.js';
+import type { AccessStore } from '../../src/access/store.js';
+import { BillingClient } from '../../src/client.js';
 import { env, now, print } from './print.js';
 
 /**

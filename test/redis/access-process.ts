@@ -24,7 +24,7 @@ await access.isActive({ account_ref_id: env('WARM_ACCOUNT') });
 print({ type: 'ready', pid: process.pid });
 
 type Command =
-  /** `n` concurrent isActive lookups of one account: the distinct answers and the errors. */
+  /** `n` concurrent isActive lookups of one account: the distinct answers, the errors, what onError was told. */
   | { cmd: 'lookup'; id: number; account: string; n: number }
   /** access.invalidate; answers with the time it resolved. */
   | { cmd: 'invalidate'; id: number; account: string }
@@ -36,6 +36,7 @@ for await (const line of createInterface({ input: process.stdin })) {
   switch (command.cmd) {
     case 'lookup': {
       const before = access.stats();
+      const errorsBefore = onErrors.length;
       const settled = await Promise.allSettled(
         Array.from({ length: command.n }, () => access.isActive({ account_ref_id: command.account })),
       );
@@ -45,6 +46,7 @@ for await (const line of createInterface({ input: process.stdin })) {
         id: command.id,
         values: [...new Set(settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : [])))],
         errors: settled.flatMap((s) => (s.status === 'rejected' ? [String(s.reason)] : [])),
+        storeErrors: onErrors.slice(errorsBefore),
         misses: after.misses - before.misses,
         hits: after.hits - before.hits,
       });

@@ -14,6 +14,8 @@ export interface Target {
   env: Record<string, string>;
   /** The test's own client of this kind: its reads and writes (routed by the first key on a cluster). */
   command(args: string[]): Promise<unknown>;
+  /** The test cluster, for the cluster kinds: its nodes, to act on one (make it busy, kill it). */
+  cluster?: RedisCluster | undefined;
 }
 
 /** The kinds every multi-process test runs with: one node with node-redis, the cluster with both clients. */
@@ -44,7 +46,15 @@ export function useTargets(kinds: readonly ClientKind[] = KINDS): (kind: ClientK
         kind === 'node-redis'
           ? { ...clientEnv(kind, nodes), REDIS_URL: server?.url ?? '' }
           : clientEnv(kind, nodes);
-      held.set(kind, { client, target: { kind, env, command: (args) => client.command(args) } });
+      held.set(kind, {
+        client,
+        target: {
+          kind,
+          env,
+          command: (args) => client.command(args),
+          cluster: kind.endsWith('-cluster') ? cluster : undefined,
+        },
+      });
     }
   }, 90_000);
   afterAll(async () => {
