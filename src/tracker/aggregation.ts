@@ -1,10 +1,10 @@
 import { SpoolError } from '../core/errors/index.js';
 import type { UsageWriteParams } from '../resources/usage.js';
 import type { Clock } from '../util/clock.js';
-import { type Aggregator, createAggregator } from './aggregator.js';
 import { trackerBackoff } from './backoff.js';
 import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
 import type { Spool, SpooledEvent } from './spool.js';
+import { createSumWindows, type SumWindows } from './sum-windows.js';
 import type { Work } from './work.js';
 
 /** What an {@link Aggregation} needs from the tracker. */
@@ -27,12 +27,12 @@ export interface AggregationOptions {
 
 /**
  * The tracker's side of `aggregate: { windowMs }`: which tracked events may be summed, their windows
- * (the {@link createAggregator} windows), and each aggregate put in the spool in place of its
+ * (the {@link createSumWindows} windows), and each aggregate put in the spool in place of its
  * members before it is sent, so a crash and a replay send the same sum under the same key.
  */
 export class Aggregation {
   readonly #options: AggregationOptions;
-  readonly #aggregator: Aggregator<LedgerEntry>;
+  readonly #windows: SumWindows<LedgerEntry>;
   /** Keys of events tracked here that may be summed (no metadata, no caller key), until handed. */
   readonly #summable = new Set<string>();
   /** Flushes under way: windows close as soon as their events are handed. */
@@ -40,7 +40,7 @@ export class Aggregation {
 
   constructor(options: AggregationOptions) {
     this.#options = options;
-    this.#aggregator = createAggregator<LedgerEntry>({
+    this.#windows = createSumWindows<LedgerEntry>({
       windowMs: options.windowMs,
       clock: options.clock,
       formed: (members, aggregate) => {
@@ -66,13 +66,13 @@ export class Aggregation {
   /** An entry handed by the spool: put in its window when it may be summed (true), else to be sent as it is. */
   offer(entry: LedgerEntry): boolean {
     if (!this.#summable.delete(entry.event.event_key)) return false;
-    this.#aggregator.add(entry);
+    this.#windows.add(entry);
     return true;
   }
 
   /** A take handed a batch: while a flush waits, its windows must not make it wait out `windowMs`. */
   taken(): void {
-    if (this.#flushes) this.#aggregator.formAll();
+    if (this.#flushes) this.#windows.formAll();
   }
 
   /** A flush begins: windows close as soon as their events are handed, until {@link endFlush}. */
@@ -87,12 +87,12 @@ export class Aggregation {
 
   /** Closes every window now. */
   formAll(): void {
-    this.#aggregator.formAll();
+    this.#windows.formAll();
   }
 
   /** Forgets the windows: their members stay in the spool, unsent. */
   stop(): void {
-    this.#aggregator.stop();
+    this.#windows.stop();
   }
 
   /**

@@ -7,9 +7,9 @@ import { unref } from '../util/timers.js';
 import type { Aggregation } from './aggregation.js';
 import { trackerBackoff } from './backoff.js';
 import { batcher } from './batcher.js';
-import { isTransient } from './classify.js';
 import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
 import type { DeadLetterReason, UsageTrackerOptions } from './options.js';
+import { isWorthResending } from './send-failure.js';
 import type { Spool, SpoolEntry } from './spool.js';
 import type { Work } from './work.js';
 
@@ -229,7 +229,7 @@ export class Delivery {
           ledger.setSending(entry, false); // close gave up on it: it stays in the spool
           return;
         }
-        if (isTransient(error)) {
+        if (isWorthResending(error)) {
           ledger.retried();
           report(error, entry.event);
           ledger.setSending(entry, false);

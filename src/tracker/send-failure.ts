@@ -14,7 +14,7 @@ import { retryDecision } from '../internal/retry.js';
  * Everything else (400, 404 for an unknown account, 422, a body that does not match its schema) is
  * the service refusing this event, and sending it again would be refused again.
  */
-export function isTransient(error: unknown): boolean {
+export function isWorthResending(error: unknown): boolean {
   if (!(error instanceof BillingError)) return true;
   if (error instanceof AuthenticationError || error instanceof PermissionDeniedError) return true;
   // The event is sent with its key, so it is as safe to resend as a GET (idempotent).

@@ -14,8 +14,8 @@ export interface AggregateMember {
   event: SpooledEvent;
 }
 
-/** What {@link createAggregator} needs. */
-export interface AggregatorOptions<M extends AggregateMember> {
+/** What {@link createSumWindows} needs. */
+export interface SumWindowsOptions<M extends AggregateMember> {
   /** How long a window stays open after its first event. */
   windowMs: number;
   /** Times the windows. */
@@ -28,7 +28,7 @@ export interface AggregatorOptions<M extends AggregateMember> {
 }
 
 /** Windows of summable events, one per account, product and meter. */
-export interface Aggregator<M extends AggregateMember> {
+export interface SumWindows<M extends AggregateMember> {
   /** Puts an event (no metadata, no key of the caller's) in its meter's window, opening one if needed. */
   add(member: M): void;
   /** Closes every window now (a flush or a close must not wait for them). */
@@ -48,7 +48,7 @@ interface Window<M> {
  * up, when it reaches {@link MAX_AGGREGATE_MEMBERS} events, or before a sum would pass
  * `Number.MAX_SAFE_INTEGER` (what the service can count exactly).
  */
-export function createAggregator<M extends AggregateMember>(options: AggregatorOptions<M>): Aggregator<M> {
+export function createSumWindows<M extends AggregateMember>(options: SumWindowsOptions<M>): SumWindows<M> {
   const { windowMs, clock, formed } = options;
   const windows = new Map<string, Window<M>>();
 
