@@ -158,12 +158,21 @@ export function redisAccessStore(client: RedisClient, options: RedisAccessStoreO
       const token = crypto.randomUUID();
       const base = of(account);
       const leaseKey = `${base}:l:${key}`;
-      const reply = await run(
-        'read',
-        READ,
-        [`${base}:a:${key}`, leaseKey, `${base}:g`],
-        [px(leaseMs), token, GENERATION_MS],
-      );
+      let reply: unknown;
+      try {
+        reply = await run(
+          'read',
+          READ,
+          [`${base}:a:${key}`, leaseKey, `${base}:g`],
+          [px(leaseMs), token, GENERATION_MS],
+        );
+      } catch (error) {
+        // The read may still run after this gave up on it (no answer in time, a lost reply) and take
+        // the lease under a token nobody holds: every other instance would wait out leaseMs. Given
+        // up after it, on the same connection, so it goes whichever came to pass.
+        run('release', RELEASE, [leaseKey], [token]).catch(() => {});
+        throw error;
+      }
       const [rawGeneration, rawLeased, rawAnswer, rawAge] = Array.isArray(reply) ? reply : [];
       const generation = replyText(rawGeneration);
       if (generation === undefined) throw unexpectedReply(`${OPERATION}.read`, reply);

@@ -594,6 +594,22 @@ describe('redisAccessStore: Redis restarts and outages', () => {
     });
   }
 
+  it('a read that timed out but ran later gives up the lease it took: the others need not wait out leaseMs', async () => {
+    const prefix = uniquePrefix('access-late-read');
+    const cut = gated(connected.client);
+    const late = redisAccessStore(cut.client, { prefix, timeoutMs: 50 });
+    cut.close();
+    await expect(late.read('k', ACCOUNT, 60_000)).rejects.toMatchObject({ code: 'unavailable' });
+    cut.open();
+    // The read reached Redis after its caller gave up on it, and took the lease (no one held it).
+    await until('the late read ran', () => cut.counts.answered >= 1);
+    const lease = accountKey(prefix, ACCOUNT, 'l:k');
+    await until('its lease given up', async () => (await connected.client.exists(lease)) === 0);
+    expect(await redisAccessStore(others[0]!, { prefix }).read('k', ACCOUNT, LEASE)).toMatchObject({
+      leased: true,
+    });
+  });
+
   it('a reply of an unexpected shape rejects with a BillingError naming the step', async () => {
     const store = redisAccessStore({ sendCommand: async () => 'OK' });
     await expect(store.read('k', ACCOUNT, LEASE)).rejects.toThrow(
