@@ -124,6 +124,10 @@ describe('postgresDedupeStore refuses bad arguments: InvalidRequestError naming 
     [{ doneTtlMs: 0 }, 'options.doneTtlMs'],
     [{ doneTtlMs: Number.NaN }, 'options.doneTtlMs'],
     [{ prefix: 'x' }, 'options.prefix'],
+    // Every option of the wrong type.
+    [{ schema: 1 }, 'options.schema'],
+    [{ table: {} }, 'options.table'],
+    [{ doneTtlMs: '60000' }, 'options.doneTtlMs'],
   ])('options %o → %s', async (options, field) => {
     const error = await caught(() => postgresDedupeStore(admin, options as never));
     expect(error).toBeInstanceOf(InvalidRequestError);

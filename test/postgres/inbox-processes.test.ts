@@ -84,9 +84,6 @@ describe('3 receiver processes on one postgresDedupeStore inbox', () => {
     expect(answers.flat().every((status) => status === 200 || status === 409)).toBe(true);
     const applied = await effects();
     for (const e of events) expect(applied.get(e.transaction_id)).toHaveLength(1);
-    console.info(
-      `concurrent deliveries: ${answers.flat().filter((s) => s === 409).length} answers 409 of ${answers.flat().length}`,
-    );
   });
 
   it('a receiver SIGKILLed inside the event’s transaction: its write rolls back, another applies the event once', async () => {

@@ -10,6 +10,7 @@ import { BillingClient, createUsageTracker, type UsageTracker } from '../../src/
 import { postgresSpool } from '../../src/postgres/index.js';
 import { useMockServer } from '../helpers.js';
 import { usePostgres } from './cluster.js';
+import { holdsFor, until } from './poll.js';
 
 // Kysely and Drizzle run the application's transaction; track takes that transaction as it is (a
 // Kysely `trx`, a Drizzle `tx` on node-postgres or postgres.js): the event is one INSERT of it,
@@ -17,7 +18,6 @@ import { usePostgres } from './cluster.js';
 
 const cluster = usePostgres();
 const mock = useMockServer();
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 let pool: pg.Pool;
 let sql: postgres.Sql;
 const trackers: UsageTracker[] = [];
@@ -60,27 +60,35 @@ async function usageTracker(db: unknown): Promise<UsageTracker> {
   return tracker;
 }
 
-/** Runs a committed and a rolled-back unit of work; both keys, and whether each export row exists. */
+/**
+ * Runs a committed and a rolled-back unit of work, each tracking an event inside its transaction
+ * (`tracked` hears the key track resolved with): the committed one's row and event recorded once,
+ * the rolled-back one's neither, though track had resolved for it.
+ */
 async function commitAndRollBack(
-  run: (id: string, quantity: number, fail: boolean) => Promise<string>,
+  run: (id: string, quantity: number, fail: boolean, tracked: (key: string) => void) => Promise<unknown>,
 ): Promise<void> {
   const committedId = randomUUID();
-  const committed = await run(committedId, 2, false);
+  let committed = '';
+  await run(committedId, 2, false, (key) => {
+    committed = key;
+  });
   let rolledBack = '';
   const rolledBackId = randomUUID();
   await expect(
-    run(rolledBackId, 3, true).then((key) => {
+    run(rolledBackId, 3, true, (key) => {
       rolledBack = key;
     }),
   ).rejects.toThrow();
+  expect(rolledBack).not.toBe(''); // track resolved inside the transaction that then rolled back
   expect(await exported(committedId)).toBe(true);
   expect(await exported(rolledBackId)).toBe(false);
-  const deadline = Date.now() + 5_000;
-  while (recordedTimes(committed) === 0 && Date.now() < deadline) await sleep(5);
-  await sleep(200);
-  expect(recordedTimes(committed)).toBe(1);
-  expect(mock.server.store.usageEvents.filter((e) => e.quantity === 3)).toEqual([]);
-  expect(rolledBack).toBe(''); // the unit of work threw before it returned its key
+  await until('the committed event recorded', () => recordedTimes(committed) === 1, 5_000);
+  await holdsFor(
+    'the committed event once, the rolled-back one never',
+    () => recordedTimes(committed) === 1 && recordedTimes(rolledBack) === 0,
+    200,
+  );
 }
 
 /** In a Drizzle transaction (either driver's): the export's row and its usage, rolled back with `fail`. */
@@ -90,23 +98,22 @@ async function drizzleExport(
   id: string,
   quantity: number,
   fail: boolean,
-): Promise<string> {
+  tracked: (key: string) => void,
+): Promise<void> {
   await tx.execute(drizzleSql`INSERT INTO orm_exports (id) VALUES (${id})`);
-  const { event_key } = await tracker.track(event(quantity), { transaction: tx });
+  tracked((await tracker.track(event(quantity), { transaction: tx })).event_key);
   if (fail) tx.rollback();
-  return event_key;
 }
 
 describe('track(event, { transaction }) through an ORM’s transaction', () => {
   it('Kysely (PostgresDialect on a pg Pool): pass the trx of db.transaction().execute', async () => {
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const tracker = await usageTracker(pool);
-    await commitAndRollBack((id, quantity, fail) =>
+    await commitAndRollBack((id, quantity, fail, tracked) =>
       db.transaction().execute(async (trx) => {
         await trx.insertInto('orm_exports').values({ id }).execute();
-        const { event_key } = await tracker.track(event(quantity), { transaction: trx });
+        tracked((await tracker.track(event(quantity), { transaction: trx })).event_key);
         if (fail) throw new Error('the export failed');
-        return event_key;
       }),
     );
   });
@@ -114,16 +121,16 @@ describe('track(event, { transaction }) through an ORM’s transaction', () => {
   it('Drizzle on node-postgres: pass the tx of db.transaction', async () => {
     const db = drizzlePg(pool);
     const tracker = await usageTracker(pool);
-    await commitAndRollBack((id, quantity, fail) =>
-      db.transaction((tx) => drizzleExport(tx, tracker, id, quantity, fail)),
+    await commitAndRollBack((id, quantity, fail, tracked) =>
+      db.transaction((tx) => drizzleExport(tx, tracker, id, quantity, fail, tracked)),
     );
   });
 
   it('Drizzle on postgres.js: pass the tx of db.transaction', async () => {
     const db = drizzlePostgresJs(sql);
     const tracker = await usageTracker(sql);
-    await commitAndRollBack((id, quantity, fail) =>
-      db.transaction((tx) => drizzleExport(tx, tracker, id, quantity, fail)),
+    await commitAndRollBack((id, quantity, fail, tracked) =>
+      db.transaction((tx) => drizzleExport(tx, tracker, id, quantity, fail, tracked)),
     );
   });
 

@@ -67,6 +67,14 @@ describe('postgresSpool options', () => {
     [{ channel: 'a b' }, 'options.channel'],
     [{ consumer: '' }, 'options.consumer'],
     [{ claimTTLMs: 10 }, 'options.claimTTLMs'],
+    // Every option of the wrong type.
+    [{ schema: 42 }, 'options.schema'],
+    [{ table: 5 }, 'options.table'],
+    [{ channel: ['c'] }, 'options.channel'],
+    [{ consumer: 7 }, 'options.consumer'],
+    [{ claimTtlMs: '1000' }, 'options.claimTtlMs'],
+    [{ pollMs: true }, 'options.pollMs'],
+    [{ retentionMs: '60000' }, 'options.retentionMs'],
   ])('%o is refused, naming the option', (options, field) => {
     const error = (() => {
       try {
@@ -114,6 +122,8 @@ describe('postgresSpool options', () => {
     const [id] = await spool.append([spooledEvent(0)]);
     expect((await spool.take(1)).map((e) => e.id)).toEqual([id]);
     expect(() => postgresSpoolDdl({ table: 'x"; DROP TABLE y; --' })).toThrow(InvalidRequestError);
+    expect(() => postgresSpoolDdl({ tabel: 'x' } as never)).toThrow(/options\.tabel/);
+    expect(() => postgresSpoolDdl({ schema: 1 } as never)).toThrow(/options\.schema/);
   });
 
   it('replace with a member that is no id of the spool: InvalidRequestError, nothing written', async () => {
@@ -276,8 +286,13 @@ describe('postgresSpool shared by several instances', () => {
       expect(Date.now() - started).toBeLessThan(1_000);
       stop?.();
       const before = woken;
+      // Another watcher hears the next append: by then the stopped one would have heard it too.
+      let heard = 0;
+      const stopOther = watching.watch?.(() => heard++);
       await appending.append([spooledEvent(1)]);
-      await sleep(200);
+      while (!heard && Date.now() - started < 5_000) await sleep(5);
+      stopOther?.();
+      expect(heard).toBeGreaterThan(0);
       expect(woken).toBe(before);
     },
   );

@@ -7,6 +7,7 @@ import { BillingClient, createUsageTracker, memorySpool, type UsageTracker } fro
 import { postgresSpool } from '../../src/postgres/index.js';
 import { caught, useMockServer } from '../helpers.js';
 import { startPostgres, usePostgres } from './cluster.js';
+import { holdsFor, until } from './poll.js';
 
 const cluster = usePostgres();
 const mock = useMockServer();
@@ -50,24 +51,6 @@ function tracker(db: unknown, table: string, extra: Record<string, unknown> = {}
 /** How many times the mock recorded `key`. */
 const recordedTimes = (key: string) =>
   mock.server.store.usageEvents.filter((e) => e.event_key === key).length;
-
-async function until(what: string, condition: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await sleep(2);
-  }
-}
-
-/** Polls `condition` for `ms`: fails at once if it ever turns false (a bounded poll, not a bare sleep). */
-async function holdsFor(what: string, condition: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (!condition()) throw new Error(`no longer true: ${what}`);
-    await sleep(10);
-  }
-  expect(condition()).toBe(true);
-}
 
 /** Runs `fn` with a client of the pool, released after. */
 async function withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
