@@ -5,7 +5,7 @@
 import { fork } from 'node:child_process';
 import { BillingClient, createAccessCache } from 'billing-sdk';
 import { redisAccessStore } from 'billing-sdk/redis';
-import { startCluster, startRedisServer } from '../scripts/servers.mjs';
+import { killOnExit, startCluster, startRedisServer } from '../scripts/servers.mjs';
 import { goal, isMain, quantile, r3, sleep, startMock } from './lib.mjs';
 
 const PROCESSES = 4;
@@ -70,9 +70,11 @@ function ask(child, message, pick = () => true) {
 async function topology(name, target, mock) {
   const prefix = `bench:${name.replace(/\W/g, '')}:`;
   const children = Array.from({ length: PROCESSES }, () =>
-    fork(new URL(import.meta.url), [
-      JSON.stringify({ target, prefix, baseUrl: mock.baseUrl, apiKey: mock.apiKey }),
-    ]),
+    killOnExit(
+      fork(new URL(import.meta.url), [
+        JSON.stringify({ target, prefix, baseUrl: mock.baseUrl, apiKey: mock.apiKey }),
+      ]),
+    ),
   );
   await Promise.all(children.map((c) => ask(c)));
   const delays = [];

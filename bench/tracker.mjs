@@ -152,7 +152,9 @@ export async function run() {
       ),
       goal(
         'nothing lost at close: distinct event keys recorded by the service or left in the spool file',
-        files.map((f) => `${f.kept} of ${f.tracked} (${f.recorded} recorded, ${f.left} in the file)`).join('; '),
+        files
+          .map((f) => `${f.kept} of ${f.tracked} (${f.recorded} recorded, ${f.left} in the file)`)
+          .join('; '),
         'all tracked',
         files.every((f) => f.kept === f.tracked),
       ),
