@@ -58,6 +58,15 @@ export function yesOf(answer: Answer): boolean {
 const keyOf = (kind: string, a: string | undefined, b: string | undefined, account: string): string =>
   `${kind} ${JSON.stringify(a ?? null)} ${JSON.stringify(b ?? null)} ${account}`;
 
+/**
+ * The service's documented not-found answer (an unknown account) is an answer, "no access", for
+ * `status` and `entitlements.check` alike; any other failure is thrown, never cached.
+ */
+function notFoundAnswer(error: unknown): Answer {
+  if (isNotFoundAnswer(error)) return { kind: 'not-found', error };
+  throw error;
+}
+
 /** The question behind `isActive` and `status` (parameters already checked). */
 export function statusQuestion(params: AccountStatusParams): Question {
   return {
@@ -65,13 +74,9 @@ export function statusQuestion(params: AccountStatusParams): Question {
     account: params.account_ref_id,
     key: keyOf('status', params.subscription, params.tier, params.account_ref_id),
     ask: (billing, signal) =>
-      billing.accounts.status(params, { signal }).then(
-        (status): Answer => ({ kind: 'status', status }),
-        (error: unknown): Answer => {
-          if (isNotFoundAnswer(error)) return { kind: 'not-found', error };
-          throw error;
-        },
-      ),
+      billing.accounts
+        .status(params, { signal })
+        .then((status): Answer => ({ kind: 'status', status }), notFoundAnswer),
   };
 }
 
@@ -82,14 +87,9 @@ export function entitlementQuestion(params: EntitlementCheckParams): Question {
     account: params.account_ref_id,
     key: keyOf('entitlement', params.product_code, params.entitlement_code, params.account_ref_id),
     ask: (billing, signal) =>
-      billing.entitlements.check(params, { signal }).then(
-        ({ has_access }): Answer => ({ kind: 'entitlement', has_access }),
-        (error: unknown): Answer => {
-          // The same documented "unknown account" answer: no access, as `isActive` reads it.
-          if (isNotFoundAnswer(error)) return { kind: 'not-found', error };
-          throw error;
-        },
-      ),
+      billing.entitlements
+        .check(params, { signal })
+        .then(({ has_access }): Answer => ({ kind: 'entitlement', has_access }), notFoundAnswer),
   };
 }
 
