@@ -26,8 +26,17 @@ const slug = (heading: string) =>
     .replace(/[^\p{L}\p{N}\s_-]/gu, '')
     .replace(/\s/g, '-');
 
+/**
+ * The anchors of a file's headings as both GitHub and the docs site make them: TypeDoc leaves a
+ * heading's code spans out of its anchor, so only a heading the two agree on can be linked.
+ */
 const anchorsOf = (file: string) =>
-  new Set([...prose(read(file)).matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) => slug(m[1] ?? '')));
+  new Set(
+    [...prose(read(file)).matchAll(/^#{1,6}\s+(.+)$/gm)]
+      .map((m) => m[1] ?? '')
+      .filter((heading) => slug(heading) === slug(heading.replace(/`[^`]*`/g, '')))
+      .map(slug),
+  );
 
 /** Markdown links that are not absolute URLs: `[text](target)`. */
 const relativeLinks = (file: string) =>
@@ -90,7 +99,9 @@ describe('relative links between the README, the guides and CONTRIBUTING.md', ()
       const to = path === '' ? file : normalize(join(dirname(file), path));
       if (!existsSync(join(root, to))) broken.push(`${target}: no file ${to}`);
       else if (anchor !== undefined && to.endsWith('.md') && !anchorsOf(to).has(anchor)) {
-        broken.push(`${target}: no heading #${anchor} in ${to}`);
+        broken.push(
+          `${target}: no heading #${anchor} in ${to} (or one with code in it, which the docs site anchors apart)`,
+        );
       }
     }
     expect(broken).toEqual([]);
