@@ -1,6 +1,5 @@
-import { checkOptions } from '../internal/checks.js';
 import { quoteIdentifier } from './driver.js';
-import { DEFAULT_SCHEMA, identifier, qualifiedName, withSchema } from './tables.js';
+import { ddlScript, qualifiedName, withSchema } from './tables.js';
 
 /** Where a `postgresDedupeStore` keeps its rows. */
 export interface PostgresDedupeDdlOptions {
@@ -48,8 +47,5 @@ export function dedupeDdlStatements(schema: string, table: string): string[] {
  * ```
  */
 export function postgresDedupeDdl(options: PostgresDedupeDdlOptions = {}): string {
-  checkOptions('postgresDedupeDdl', options, { schema: [identifier], table: [identifier] });
-  const schema = options.schema ?? DEFAULT_SCHEMA;
-  const table = options.table ?? DEFAULT_INBOX_TABLE;
-  return `${dedupeDdlStatements(schema, table).join(';\n')};\n`;
+  return ddlScript('postgresDedupeDdl', options, DEFAULT_INBOX_TABLE, dedupeDdlStatements);
 }

@@ -1,6 +1,5 @@
-import { checkOptions } from '../internal/checks.js';
 import { quoteIdentifier } from './driver.js';
-import { DEFAULT_SCHEMA, identifier, qualifiedName, withSchema } from './tables.js';
+import { ddlScript, qualifiedName, withSchema } from './tables.js';
 
 /** Where a `postgresSpool` keeps its rows. */
 export interface PostgresSpoolDdlOptions {
@@ -50,8 +49,5 @@ export function spoolDdlStatements(schema: string, table: string): string[] {
  * ```
  */
 export function postgresSpoolDdl(options: PostgresSpoolDdlOptions = {}): string {
-  checkOptions('postgresSpoolDdl', options, { schema: [identifier], table: [identifier] });
-  const schema = options.schema ?? DEFAULT_SCHEMA;
-  const table = options.table ?? DEFAULT_TABLE;
-  return `${spoolDdlStatements(schema, table).join(';\n')};\n`;
+  return ddlScript('postgresSpoolDdl', options, DEFAULT_TABLE, spoolDdlStatements);
 }

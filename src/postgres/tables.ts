@@ -1,4 +1,4 @@
-import type { Rule } from '../internal/checks.js';
+import { checkOptions, type Rule } from '../internal/checks.js';
 import { type Db, quoteIdentifier, type Sql } from './driver.js';
 
 /** The schema when none is named. */
@@ -74,4 +74,19 @@ export async function ensureTable(
 ): Promise<void> {
   if (await tableExists(db, schema, table)) return;
   await db.transaction((tx) => makeTableIn(tx, ddl));
+}
+
+/**
+ * What `postgresSpoolDdl` and `postgresDedupeDdl` return: `statements(schema, table)` for the
+ * `schema` and `table` options (checked, named in the error, as the spool and store check them),
+ * separated by `;`.
+ */
+export function ddlScript(
+  operation: string,
+  options: { schema?: string | undefined; table?: string | undefined },
+  defaultTable: string,
+  statements: (schema: string, table: string) => string[],
+): string {
+  checkOptions(operation, options, { schema: [identifier], table: [identifier] });
+  return `${statements(options.schema ?? DEFAULT_SCHEMA, options.table ?? defaultTable).join(';\n')};\n`;
 }
