@@ -41,7 +41,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const mock = process.env.BILLING_BASE_URL ? undefined : await startMockServer();
   try {
     const billing = new BillingClient(mock ? { apiKey: mock.apiKey, baseUrl: mock.baseUrl } : {});
-    const signingKey = mock?.signingKey ?? process.env.BILLING_SIGNING_KEY;
+    // The mock's key against the mock; otherwise a key that must be set, never a default.
+    const signingKey = mock ? mock.signingKey : process.env.BILLING_SIGNING_KEY;
+    if (!signingKey) throw new Error('BILLING_SIGNING_KEY is not set');
     const users = { 'u-1': { id: 'acct_new', email: 'new@example.com' } };
     const app = createApp({ billing, signingKey, currentUser: (c) => users[c.req.header('x-user') ?? ''] });
 
