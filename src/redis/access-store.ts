@@ -4,7 +4,7 @@ import { checkArgs, checkOptions, integer, positiveNumber, type Rule, text } fro
 import { isWellFormed } from '../util/well-formed.js';
 import { watchInvalidations } from './access-watch.js';
 import { adaptClient, type RedisClient } from './adapt.js';
-import { evalScript, px, replyText } from './client.js';
+import { evalScript, px, replyText, timerMs } from './client.js';
 import { keyPrefix, tagged } from './keys.js';
 import { DROP, NOTIFY, POLL, READ, RELEASE, WRITE } from './lua/access.js';
 import { storeFailure, unexpectedReply } from './store-errors.js';
@@ -39,8 +39,8 @@ const OPERATION = 'redisAccessStore';
 
 const optionRules = {
   prefix: [text, keyPrefix],
-  timeoutMs: [positiveNumber],
-  pollIntervalMs: [positiveNumber],
+  timeoutMs: [timerMs],
+  pollIntervalMs: [timerMs],
   streamMaxLen: [integer(1)],
 } satisfies Record<keyof RedisAccessStoreOptions, Rule[]>;
 

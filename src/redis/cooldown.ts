@@ -1,9 +1,9 @@
 import type { Cooldown, CooldownGrant } from '../core/cooldown.js';
 import type { StoreError } from '../core/errors/index.js';
-import { check, checkOptionsObject } from '../internal/checks.js';
+import { checkOptions, func, nonNegative, positiveNumber, type Rule } from '../internal/checks.js';
 import { safely } from '../util/safely.js';
 import { adaptClient, type RedisClient } from './adapt.js';
-import { evalScript, px } from './client.js';
+import { evalScript, px, timerMs } from './client.js';
 import { keyPrefix, tagged } from './keys.js';
 import { ACQUIRE, COOL, END } from './lua/cooldown.js';
 import { storeFailure, unexpectedReply } from './store-errors.js';
@@ -39,6 +39,15 @@ export interface RedisCooldownOptions {
   onError?: ((error: unknown) => void) | undefined;
 }
 
+const optionRules = {
+  prefix: [keyPrefix],
+  probeLeaseMs: [positiveNumber],
+  pollIntervalMs: [timerMs],
+  timeoutMs: [timerMs],
+  pauseAfterErrorMs: [nonNegative],
+  onError: [func],
+} satisfies Record<keyof RedisCooldownOptions, Rule[]>;
+
 /**
  * Keeps `cooling` past its window so the next request is a probe; expires only when no process has
  * sent anything for an hour, so a cooldown whose every process died does not linger for ever.
@@ -71,7 +80,8 @@ const COOLING_TTL_MS = 60 * 60 * 1000;
  * `redis`), ioredis (`new Redis()` or `new Cluster()`), or any {@link RedisLike}; see
  * {@link RedisClient}. It is not closed here: the application owns it.
  * @throws {@link billing-sdk!InvalidRequestError} when `client` is none of these, `options` is not
- * a plain object, or `prefix` is no string (or holds an empty `{}`).
+ * a plain object, or an option is unknown or bad (`prefix` no string or holding an empty `{}`, a
+ * duration not a number > 0, `onError` not a function), naming each.
  * @example
  * ```ts
  * import { createClient } from 'redis';
@@ -84,21 +94,20 @@ const COOLING_TTL_MS = 60 * 60 * 1000;
  */
 export function redisCooldown(client: RedisClient, options: RedisCooldownOptions = {}): Cooldown {
   const runner = adaptClient('redisCooldown', client);
-  checkOptionsObject('redisCooldown', options);
-  const { prefix = 'billing-sdk:cooldown:' } = options;
-  check('redisCooldown', { prefix }, { prefix: [keyPrefix] });
+  const given = checkOptions('redisCooldown', options, optionRules) as RedisCooldownOptions;
+  const prefix = given.prefix ?? 'billing-sdk:cooldown:';
   const base = tagged(prefix, prefix);
   const keys = [`${base}:wait`, `${base}:cooling`, `${base}:probe`];
-  const leaseMs = px(options.probeLeaseMs ?? 10_000);
-  const pollMs = options.pollIntervalMs ?? 50;
-  const timeoutMs = options.timeoutMs ?? 500;
-  const pauseMs = options.pauseAfterErrorMs ?? 1_000;
+  const leaseMs = px(given.probeLeaseMs ?? 10_000);
+  const pollMs = given.pollIntervalMs ?? 50;
+  const timeoutMs = given.timeoutMs ?? 500;
+  const pauseMs = given.pauseAfterErrorMs ?? 1_000;
   let pausedUntil = Number.NEGATIVE_INFINITY;
 
   /** Leaves Redis alone for a pause and tells `onError`, whose throw never fails a request. */
   const failed = (error: StoreError, now: number): void => {
     pausedUntil = now + pauseMs;
-    void safely(() => options.onError?.(error));
+    void safely(() => given.onError?.(error));
   };
   const run = (step: string, script: string, args: (string | number)[]) =>
     evalScript(runner, script, keys, args, timeoutMs).catch((error: unknown) => {

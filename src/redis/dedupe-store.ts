@@ -1,8 +1,9 @@
 import { StoreError } from '../core/errors/index.js';
-import { check, checkOptionsObject } from '../internal/checks.js';
+import { checkOptions, positiveNumber, type Rule } from '../internal/checks.js';
 import { CLAIM_OUTCOMES, type ClaimOutcome, type DedupeStore } from '../webhooks/dedupe.js';
 import { adaptClient, type CommandRunner, type RedisClient } from './adapt.js';
-import { evalScript, px } from './client.js';
+import { evalScript, px, timerMs } from './client.js';
+import { keyPrefix } from './keys.js';
 import { CLAIM, COMPLETE, RELEASE, RENEW } from './lua/dedupe.js';
 import { confirmedReplicas, type ReplicaWait, replicaRules, replicaWait } from './replicas.js';
 import { storeFailure, unexpectedReply } from './store-errors.js';
@@ -36,6 +37,13 @@ export interface RedisDedupeStoreOptions {
   waitTimeoutMs?: number | undefined;
 }
 
+const optionRules = {
+  prefix: [keyPrefix],
+  doneTtlMs: [positiveNumber],
+  timeoutMs: [timerMs],
+  ...replicaRules,
+} satisfies Record<keyof RedisDedupeStoreOptions, Rule[]>;
+
 /** Claim values carry a prefix, so no token can ever read as `done`. */
 const claimValue = (token: string): string => `claim:${token}`;
 
@@ -64,8 +72,9 @@ const claimValue = (token: string): string => `claim:${token}`;
  * @param client - A connected client: node-redis (`createClient()` or `createCluster()` from
  * `redis`), ioredis (`new Redis()` or `new Cluster()`), or any {@link RedisLike}; see
  * {@link RedisClient}. It is not closed here: the application owns it.
- * @throws {@link billing-sdk!InvalidRequestError} when `client` is none of these, or `options`
- * is not a plain object.
+ * @throws {@link billing-sdk!InvalidRequestError} when `client` is none of these, `options` is not
+ * a plain object, or an option is unknown or bad (`prefix` no string or holding an empty `{}`, a
+ * duration not a number > 0, `waitReplicas` not an integer 0–1000), naming each.
  * @example
  * ```ts
  * import { createClient } from 'redis';
@@ -78,14 +87,11 @@ const claimValue = (token: string): string => `claim:${token}`;
  */
 export function redisDedupeStore(client: RedisClient, options: RedisDedupeStoreOptions = {}): DedupeStore {
   const runner = adaptClient('redisDedupeStore', client);
-  checkOptionsObject('redisDedupeStore', options);
-  // Only these two are checked here (the others kept their lenient reading): a bad one is named.
-  const { waitReplicas, waitTimeoutMs } = options;
-  check('redisDedupeStore', { waitReplicas, waitTimeoutMs }, replicaRules);
-  const replicas = replicaWait(options);
-  const prefix = options.prefix ?? 'billing-sdk:webhook:';
-  const doneTtlMs = px(options.doneTtlMs ?? 7 * 24 * 60 * 60 * 1000);
-  const timeoutMs = options.timeoutMs ?? 2_000;
+  const given = checkOptions('redisDedupeStore', options, optionRules) as RedisDedupeStoreOptions;
+  const replicas = replicaWait(given);
+  const prefix = given.prefix ?? 'billing-sdk:webhook:';
+  const doneTtlMs = px(given.doneTtlMs ?? 7 * 24 * 60 * 60 * 1000);
+  const timeoutMs = given.timeoutMs ?? 2_000;
   const run = (step: string, script: string, id: string, args: (string | number)[]) =>
     evalScript(runner, script, [prefix + id], args, timeoutMs).catch((error: unknown) => {
       throw storeFailure(`redisDedupeStore.${step}`, error);

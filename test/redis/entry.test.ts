@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 // billing-sdk/redis is bundled on its own (tsup): it must not pull in a Redis client (the
 // application passes its own; `redis` is an optional peer) nor the main entry's client, resources,
 // webhooks, cache or tracker, which would then ship twice. Only the small checks and error classes
-// its option checks throw come along (errors are recognised across copies by their brand).
+// its option checks throw come along (errors are recognised across copies by their brand); its one
+// dependency, cluster-key-slot (the slot function both Redis clients use), stays external as tsup leaves it.
 describe('the billing-sdk/redis entry', () => {
   it('bundles only its own modules and the checks and errors: no Redis package, no client, no webhooks', async () => {
     const result = await build({
@@ -16,6 +17,7 @@ describe('the billing-sdk/redis entry', () => {
       platform: 'neutral',
       format: 'esm',
       logLevel: 'silent',
+      external: ['cluster-key-slot'],
     });
     const inputs = Object.keys(result.metafile.inputs).map((path) => path.replace(/^.*?src\//, 'src/'));
     const allowed = [
@@ -33,6 +35,10 @@ describe('the billing-sdk/redis entry', () => {
       'src/util/timers.ts',
       // One reader of a stored event, shared with the PostgreSQL spool (it imports only types).
       'src/tracker/spooled-event.ts',
+      // The durable-spool core every spool stands on.
+      'src/tracker/spool-core.ts',
+      // The claim outcomes the dedupe store checks a reply against, shared with the handlers (types beside it).
+      'src/webhooks/dedupe.ts',
     ];
     const foreign = inputs.filter((path) => !path.startsWith('src/redis/') && !allowed.includes(path));
     expect(foreign).toEqual([]);
