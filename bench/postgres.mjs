@@ -14,6 +14,7 @@ import { goal, isMain, median, quantile, r3, sleep, startMock, timeTasks } from 
 const RELAY_EVENTS = 5000;
 const LATENCY_EVENTS = 100;
 const METER = { product_code: 'api-gateway', meter_code: 'api_calls' };
+const JSON_TYPE = { 'content-type': 'application/json' };
 const usage = (account) => ({ account_ref_id: account, ...METER, quantity: 1 });
 
 function database(driver, url, max = 10) {
@@ -190,15 +191,9 @@ async function inbox(url) {
   const bodies = () => {
     const out = [];
     for (let i = 0; i < 1000; i++) {
-      const event = { event: 'subscription-created', transaction_id: `tx-${randomUUID()}` };
-      out.push(
-        JSON.stringify({
-          ...event,
-          account_ref_id: 'acct_active',
-          subscription_id: 'sub_1',
-          is_active: true,
-        }),
-      );
+      const event = { event: 'subscription-created', transaction_id: `tx-${randomUUID()}`, is_active: true };
+      const rest = { account_ref_id: 'acct_active', subscription_id: 'sub_1', label_name: 'pro' };
+      out.push(JSON.stringify({ ...event, ...rest, timestamp: '2026-01-01T00:00:00Z' }));
       if (i % 10 === 9) out.push(out[out.length - 8]); // a redelivery, answered 200, not applied again
     }
     return out;
@@ -213,7 +208,9 @@ async function inbox(url) {
       await Promise.all(
         Array.from({ length: 16 }, async () => {
           for (let body = queue.shift(); body; body = queue.shift()) {
-            const res = await handlers[variant](new Request('http://app/webhooks', { method: 'POST', body }));
+            const res = await handlers[variant](
+              new Request('http://app/webhooks', { method: 'POST', body, headers: JSON_TYPE }),
+            );
             if (res.status !== 200) throw new Error(`${variant}: ${res.status}`);
           }
         }),
