@@ -13,7 +13,7 @@ import {
 } from '../../src/index.js';
 import { startMockServer } from '../../src/testing/index.js';
 import { caught, clientFor, until, useMockServer } from '../helpers.js';
-import { answeringStore, cacheWithClock, manualClock, refreshed, tick } from './helpers.js';
+import { answeringStore, cacheWithClock, manualClock, refreshed } from './helpers.js';
 
 const mock = useMockServer();
 const statusRequests = (account = 'acct_active') =>
@@ -335,7 +335,8 @@ describe('createAccessCache: one request per key', () => {
     const controller = new AbortController();
     const aborted = access.isActive(active, { signal: controller.signal });
     const others = Promise.all([access.isActive(active), access.status(active)]);
-    await tick(20);
+    // Aborted while the shared request is at the server.
+    await until(() => mock.server.activeRequests() === 1);
     controller.abort();
     expect(await caught(() => aborted)).toBeInstanceOf(APIUserAbortError);
     const [isActive, status] = await others;
@@ -373,7 +374,7 @@ describe('createAccessCache: invalidate', () => {
     const access = createAccessCache(clientFor(mock.server));
     mock.server.faults.add({ path: '/api/account/', delayMs: 150 });
     const early = access.isActive(active);
-    await tick(30);
+    await until(() => mock.server.activeRequests() === 1);
     await access.invalidate('acct_active');
     // The early request answers (true) after the invalidation; then the account changes with no
     // webhook. Had the early answer been stored, the next lookup would still say true.
