@@ -5,6 +5,11 @@ import { BillingClient, createAccessCache } from 'billing-sdk';
 import { goal, mulberry32, r3, sleep, timeTasks } from './lib.mjs';
 import { startMockProcess } from './mock-server.mjs';
 
+/** The section's title and how it measures, for RESULTS.md. */
+export const title = 'Access cache';
+export const how =
+  'The mock in its own process. tinybench, side by side: `access.isActive` on a key held in memory vs `billing.accounts.isActive` over loopback. Hot path: 2,000 lookups/s for 8 s over 300 accounts (zipf, seeded), ttl 1 s; requests counted by a counting `fetch` and predicted from the lookup trace (first lookup asks; then one request per ttl window that sees a lookup, the window starting when the answer arrived).';
+
 const ACCOUNTS = 300;
 const RATE = 2000;
 const SECONDS = 8;

@@ -4,6 +4,11 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { goal, median, r3 } from './lib.mjs';
 
+/** The section's title and how it measures, for RESULTS.md. */
+export const title = 'Cold import';
+export const how =
+  "A fresh `node` per sample runs `await import(pkg)` and nothing else; the figure is `performance.now()` after it, i.e. from process start. 15 rounds, the packages' order rotating each round.";
+
 const PACKAGES = ['', 'billing-sdk', 'openai', 'stripe'];
 const ROUNDS = 15;
 

@@ -10,6 +10,11 @@ import { Hono } from 'hono';
 import { inject } from 'light-my-request';
 import { goal, median, r3, timeTasks } from './lib.mjs';
 
+/** The section's title and how it measures, for RESULTS.md. */
+export const title = 'Gate';
+export const how =
+  "In process, no HTTP: Express through light-my-request's `inject`, Hono through `app.fetch(new Request(…))`; each app has the same JSON route plain, behind one async no-op middleware, behind `gate.express(need)`/`gate.hono(need)`, and wrapped (`gate.express(need, handler)`/`gate.hono(need, handler)`). The access cache holds the answer (every request answered from memory; the mock counted no request while timing). tinybench, 5 rounds of every route in turn; the difference to the no-op route is taken per round, median of rounds.";
+
 const NEED = { subscription: 'pro-plan', tier: 'pro' };
 const HEADERS = { 'x-account': DEMO.accounts.active, accept: 'application/json' };
 const HOUR = 3_600_000;

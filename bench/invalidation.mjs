@@ -8,6 +8,11 @@ import { redisAccessStore } from 'billing-sdk/redis';
 import { killOnExit, startCluster, startRedisServer } from '../scripts/servers.mjs';
 import { goal, isMain, quantile, r3, sleep, startMock } from './lib.mjs';
 
+/** The section's title and how it measures, for RESULTS.md. */
+export const title = 'Invalidation across instances';
+export const how =
+  "4 processes, each an access cache on `redisAccessStore` (one redis-server with node-redis, then a 3+3 Redis Cluster with ioredis), asking the mock over loopback. 30 rounds: the account flips at the mock, every process looks it up every 2 ms (its old answer, from memory) while one calls `invalidate`; the delay is from the call to each process seeing the new state (one clock, the host's).";
+
 const PROCESSES = 4;
 const ROUNDS = 30;
 const ACCOUNT = 'acct_0';

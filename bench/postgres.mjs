@@ -11,6 +11,11 @@ import postgres from 'postgres';
 import { killOnExit, startPostgres } from '../scripts/servers.mjs';
 import { goal, isMain, median, quantile, r3, sleep, startMock, timeTasks } from './lib.mjs';
 
+/** The section's title and how it measures, for RESULTS.md. */
+export const title = 'PostgreSQL';
+export const how =
+  "A PostgreSQL of the run's own (`scripts/servers.mjs`: initdb in a temp dir, fsync off), the mock in this process. Transactions (INSERT, COMMIT) timed by tinybench with and without `track(…, { transaction })`. Relays: 5,000 events appended to a fresh outbox, then 1 or 3 relay processes (a tracker on `postgresSpool`, defaults) started together; time until the mock recorded the last. Commit → send: one idle relay; 100 events committed one at a time with the spool's `appendIn`, the mock's store polled every ms. Inbox: 1,100 deliveries a block (every 10th a redelivery), 16 in flight, 4 blocks alternating.";
+
 const RELAY_EVENTS = 5000;
 const LATENCY_EVENTS = 100;
 const METER = { product_code: 'api-gateway', meter_code: 'api_calls' };

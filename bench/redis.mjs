@@ -9,6 +9,11 @@ import { createClient, createCluster } from 'redis';
 import { startCluster, startRedisServer, startReplica } from '../scripts/servers.mjs';
 import { goal, r3, startMock, timeTasks } from './lib.mjs';
 
+/** The section's title and how it measures, for RESULTS.md. */
+export const title = 'Redis: one node vs a cluster';
+export const how =
+  "Servers started by `scripts/servers.mjs` (the tests' starters). On each of the four clients: an access lookup that misses memory and reads the store (1 ms ttl, 500 accounts in turn), a dedupe `claim` of a fresh id, a spool `append` of one event; tinybench with 16 in flight, 1 s each. Then appends one at a time on a master with one replica, without and with `waitReplicas: 1`. No goal is set for these figures.";
+
 const ACCOUNTS = 500;
 
 async function clientsOf(kind, target) {

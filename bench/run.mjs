@@ -1,9 +1,11 @@
 // `npm run bench` runs every scenario; `npm run bench -- --gate --access` runs the ones named. Each
-// scenario is one file exporting `run()`; its result, goals first, goes to bench/results/<name>.json.
+// scenario is one file exporting `run()`; its result, goals first, goes to bench/results/<name>.json,
+// and RESULTS.md is written again from every result there (report.mjs).
 // Needs the built package (`npm run build`): the bench measures what users install.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { writeReport } from './report.mjs';
 
 const SCENARIOS = [
   'clients',
@@ -51,5 +53,7 @@ for (const name of named.length > 0 ? named : SCENARIOS) {
     console.log(`  ${verdict} ${g.name}: ${g.figure}${g.goal ? ` (goal ${g.goal})` : ''}`);
   }
 }
+await writeReport(SCENARIOS);
+console.log('\nbench/RESULTS.md rewritten from bench/results/*.json');
 // Exit at once: keep-alive sockets and client timers of the scenarios would hold the process open.
 process.exit(failed > 0 ? 1 : 0);

@@ -1,0 +1,57 @@
+// Writes bench/RESULTS.md from bench/results/*.json: per scenario its goals and figures, the command
+// that reproduces them and how they are measured (each scenario's `title` and `how`), and the two
+// comparison tables a reader needs side by side (clients, gate routes).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+
+const here = new URL('./', import.meta.url);
+const verdict = (pass) => (pass === null ? 'info' : pass ? '**PASS**' : '**FAIL**');
+const cell = (s) => String(s).replaceAll('|', '\\|');
+
+function table(rows) {
+  const keys = Object.keys(rows[0]);
+  return [
+    `| ${keys.join(' | ')} |`,
+    `|${keys.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${keys.map((k) => cell(r[k])).join(' | ')} |`),
+  ];
+}
+
+/** The extra table of a scenario, when it has one worth reading side by side. */
+function extra(name, result) {
+  if (name === 'clients') return table(result.table);
+  if (name === 'gate') return table(result.table);
+  if (name === 'cold-import') return table(result.table);
+  return [];
+}
+
+export async function writeReport(scenarios) {
+  const out = [
+    '# billing-sdk benchmark results',
+    '',
+    'Every figure below comes from `bench/results/<scenario>.json`, written by `npm run bench` (all',
+    'scenarios; `npm run bench -- --gate` runs one). Goals compare billing-sdk with something measured in the',
+    'same run, side by side, so a busy machine slows both; the absolute numbers are this machine’s (2 cores,',
+    'shared with other work while measured: the load average is given per scenario).',
+    'The gate’s req/s goal over HTTP is retired (the run-to-run noise was larger than the gate): the gate is',
+    'measured in process against one no-op middleware instead.',
+    '',
+  ];
+  for (const name of scenarios) {
+    const file = new URL(`results/${name}.json`, here);
+    if (!existsSync(file)) continue;
+    const result = JSON.parse(readFileSync(file, 'utf8'));
+    const { title, how } = await import(new URL(`${name}.mjs`, here).href);
+    out.push(`## ${title}`, '');
+    out.push(
+      `\`npm run bench -- --${name}\` · ${result.date.slice(0, 16).replace('T', ' ')} UTC · ${result.seconds} s · Node ${result.machine.node} · load ${result.machine.loadavg.join(', ')}`,
+      '',
+    );
+    out.push('| | what | figure | goal |', '|---|---|---|---|');
+    for (const g of result.goals)
+      out.push(`| ${verdict(g.pass)} | ${cell(g.name)} | ${cell(g.figure)} | ${cell(g.goal || '–')} |`);
+    const more = extra(name, result);
+    if (more.length > 0) out.push('', ...more);
+    out.push('', how, '');
+  }
+  writeFileSync(new URL('RESULTS.md', here), out.join('\n'));
+}
