@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidRequestError, SpoolError } from '../../src/core/errors/index.js';
 import { isBillingError } from '../../src/index.js';
+import { isTransient } from '../../src/redis/failure.js';
 import { type RedisLike, redisSpool } from '../../src/redis/index.js';
+import { storeFailure } from '../../src/redis/store-errors.js';
 import type { Spool, SpoolEntry } from '../../src/tracker/spool.js';
+import { SpoolCore } from '../../src/tracker/spool-core.js';
 import { caught } from '../helpers.js';
 import { spoolContract, spooledEvent } from '../tracker/spool-contract.js';
 import { connectRedis, type NodeRedis, uniquePrefix, useRedisClient } from './connect.js';
@@ -387,5 +390,36 @@ describe('redisSpool: replies it never expects reject typed too (SpoolError, the
       expect(error).toBeInstanceOf(SpoolError);
       expect(error.message).toMatch(/unexpected Redis reply/);
     }
+  });
+});
+
+describe('billing-sdk/redis: one classifier, connection vs reply, for spool and stores', () => {
+  const reply = (message: string) => new Error(message); // how node-redis and ioredis pass an error reply
+  const socket = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read' });
+  const spool = new SpoolCore({ name: 'redisSpool', place: 'on stream s', transient: isTransient });
+
+  it.each([
+    ['a lost connection', socket, true],
+    ['a timeout (no answer)', new Error('Redis did not answer within 2000 ms'), true],
+    ['LOADING', reply('LOADING Redis is loading the dataset in memory'), true],
+    ['READONLY (a failover under way)', reply("READONLY You can't write against a read only replica."), true],
+    ['CLUSTERDOWN', reply('CLUSTERDOWN The cluster is down'), true],
+    ['TRYAGAIN', reply('TRYAGAIN Multiple keys request during rehashing of slot'), true],
+    ['BUSY', reply('BUSY Redis is busy running a script.'), true],
+    [
+      'WRONGTYPE (another program’s key)',
+      reply('WRONGTYPE Operation against a key holding the wrong kind of value'),
+      false,
+    ],
+    ['ERR unknown command (Redis too old)', reply("ERR unknown command 'XAUTOCLAIM'"), false],
+    ['NOSCRIPT', reply('NOSCRIPT No matching script.'), false],
+  ])('%s → transient: %s, spool and store agree', (_what, error, transient) => {
+    expect(isTransient(error)).toBe(transient);
+    const fromSpool = spool.failure('append', error) as SpoolError;
+    const fromStore = storeFailure('redisDedupeStore.claim', error);
+    expect(fromSpool.code).toBe(transient ? 'unavailable' : 'io');
+    expect(fromStore.code).toBe(transient ? 'unavailable' : 'unexpected_reply');
+    expect(fromSpool.cause).toBe(error);
+    expect(fromStore.cause).toBe(error);
   });
 });
