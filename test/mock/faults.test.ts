@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO } from '../../src/testing/index.js';
-import { useMockServer } from '../helpers.js';
+import { until, useMockServer } from '../helpers.js';
 import { client, obj } from './helpers.js';
 
 const A = DEMO.accounts.active;
@@ -108,25 +108,32 @@ describe('mock server: fault injection', () => {
   });
 
   it('stops a delayed request when the client goes away (no state change)', async () => {
-    mock.server.faults.add({ method: 'POST', path: DEBIT_PATH, delayMs: 400 });
-    const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
-    await expect(
+    // Two debits under the same delay, the one that goes away first: had its wait not been stopped,
+    // its timer would fire (and debit) before the other's, whose answer is the event waited on.
+    mock.server.faults.add({ method: 'POST', path: DEBIT_PATH, delayMs: 400, times: 2 });
+    const post = (eventKey: string, signal?: AbortSignal) =>
       fetch(`${mock.server.baseUrl}usage/credits/debit/`, {
         method: 'POST',
-        signal: controller.signal,
+        ...(signal ? { signal } : {}),
         headers: { authorization: `Bearer ${mock.server.apiKey}`, 'content-type': 'application/json' },
         body: JSON.stringify({
           account_ref_id: A,
           product_code: AI,
           meter_code: 'credits',
           quantity: 10,
-          event_key: 'f-gone',
+          event_key: eventKey,
         }),
-      }),
-    ).rejects.toThrow();
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    expect(balance()).toBe(1000);
+      });
+    const controller = new AbortController();
+    const gone = post('f-gone', controller.signal);
+    await until(() => mock.server.requests.count() === 1);
+    const kept = post('f-kept');
+    await until(() => mock.server.requests.count() === 2);
+    controller.abort();
+    await expect(gone).rejects.toThrow();
+    expect((await kept).status).toBe(200);
+    expect(mock.server.store.ledger.has('f-kept')).toBe(true);
+    expect(balance()).toBe(990);
     expect(mock.server.store.ledger.has('f-gone')).toBe(false);
   });
 

@@ -517,7 +517,7 @@ function bodyProblems(answer: Answer, shape: Shape): string[] {
 describe('the committed copy of the API reference', () => {
   it('is byte-identical to ../shared/api-reference.md when that exists', () => {
     if (!existsSync(SHARED)) {
-      console.info(
+      console.warn(
         `reference comparison skipped: ${fileURLToPath(SHARED)} does not exist; using test/reference/api-reference.md as is`,
       );
       return;
