@@ -5,7 +5,7 @@ import { adaptClient, type CommandRunner, type RedisClient } from './adapt.js';
 import { evalScript, px, timerMs } from './client.js';
 import { keyPrefix } from './keys.js';
 import { CLAIM, COMPLETE, RELEASE, RENEW } from './lua/dedupe.js';
-import { confirmedReplicas, type ReplicaWait, replicaRules, replicaWait } from './replicas.js';
+import { confirmedReplicas, type ReplicaWait, replicaRules, replicaWait } from './replica-wait.js';
 import { storeFailure, unexpectedReply } from './store-errors.js';
 
 /** Options of {@link redisDedupeStore}. */

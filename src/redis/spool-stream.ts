@@ -1,6 +1,6 @@
 import { SpoolError } from '../core/errors/index.js';
 import { inChunks } from '../tracker/spool-core.js';
-import type { ReplicaWait } from './replicas.js';
+import type { ReplicaWait } from './replica-wait.js';
 
 /**
  * What the parts of one `redisSpool` share: where its entries are, who it is in the group, and

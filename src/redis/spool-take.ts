@@ -2,7 +2,7 @@ import type { SpoolEntry } from '../tracker/spool.js';
 import { parseSpooledEvent } from '../tracker/spooled-event.js';
 import { replyCode } from './failure.js';
 import { ACK, TAKE } from './lua/spool.js';
-import { withdrawWindowMs } from './spool-replicas.js';
+import { withdrawWindowMs } from './spool-withdraw.js';
 import { oddReply, type SpoolStream } from './spool-stream.js';
 
 /**

@@ -7,10 +7,10 @@ import { adaptClient, type RedisClient } from './adapt.js';
 import { evalScript, px } from './client.js';
 import { isTransient } from './failure.js';
 import { ACK, PENDING, SIZE } from './lua/spool.js';
-import { confirmedReplicas, replicaRules, replicaWait } from './replicas.js';
+import { confirmedReplicas, replicaRules, replicaWait } from './replica-wait.js';
 import { RedisClock, writeBeforeDeadline } from './spool-clock.js';
 import { leaveGroup, openGroup, renew } from './spool-group.js';
-import { replicated } from './spool-replicas.js';
+import { replicated } from './spool-withdraw.js';
 import { chunked, oddReply, type SpoolStream } from './spool-stream.js';
 import { taker } from './spool-take.js';
 
