@@ -2,7 +2,8 @@
 // mock in its own process), side by side in tinybench; then a hot path (zipf-distributed lookups at a
 // steady rate) whose requests to the service are counted and predicted by ttl arithmetic.
 import { BillingClient, createAccessCache } from 'billing-sdk';
-import { goal, mulberry32, r3, sleep, timeTasks } from './lib.mjs';
+import { seededRandom } from 'billing-sdk/testing';
+import { goal, r3, sleep, timeTasks } from './lib.mjs';
 import { startMockProcess } from './mock-server.mjs';
 
 /** The section's title and how it measures, for RESULTS.md. */
@@ -44,7 +45,7 @@ async function hotPath(baseUrl, apiKey) {
   };
   const billing = new BillingClient({ apiKey, baseUrl, fetch: counting });
   const access = createAccessCache(billing, { ttlMs: TTL_MS, staleMs: 60_000 });
-  const pick = zipf(ACCOUNTS, mulberry32(34));
+  const pick = zipf(ACCOUNTS, seededRandom(34));
   const trace = Array.from({ length: ACCOUNTS }, () => []);
   const pending = [];
   const t0 = performance.now();

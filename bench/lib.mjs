@@ -1,4 +1,4 @@
-// What several scenarios share: one percentile, one seeded PRNG, tinybench with the figures in µs,
+// What several scenarios share: one percentile, tinybench with the figures in µs,
 // a scenario run in a fresh `node` child and its result, and the billing client every scenario makes.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -18,18 +18,6 @@ export const median = (xs) =>
     [...xs].sort((a, b) => a - b),
     0.5,
   );
-
-/** mulberry32: a small seeded PRNG, so a run's random choices are the same every run. */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A goal's line: what, the figure, the goal, and whether it holds (null: reported, no goal set). */
 export const goal = (name, figure, target, pass) => ({ name, figure, goal: target, pass });
