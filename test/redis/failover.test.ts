@@ -11,8 +11,9 @@ import { type FailoverResult, failoverRun, ioredisCluster } from './failover-run
 
 // A master of the test cluster SIGKILLed under three usage trackers, its replica lagging: with
 // `waitReplicas: 1`, every event whose `track` resolved is recorded exactly once, and tracking goes
-// on once the cluster is whole; without it, what was lost is counted and printed (a measurement).
-// The clients are ioredis's Cluster (see the guide for node-redis's cluster client on a failover).
+// on once the cluster is whole; without it, resolved events are lost (what the option prevents).
+// The clients are ioredis's Cluster (node-redis's cluster client does not follow the failover: the
+// last test here, and the guide). How many are lost, how soon tracking resumes: the bench's to count.
 
 const RUNS = 3;
 const ref = useCluster();
@@ -29,27 +30,29 @@ describe('a master failing over under 3 trackers on one redisSpool stream (iored
   it('with waitReplicas: 1, every event whose track resolved is recorded exactly once', async () => {
     for (let i = 1; i <= RUNS; i++) {
       const result = await failoverRun(ref.cluster, mock, 1);
-      console.info(`waitReplicas 1, run ${i}: ${summary(result)}`);
-      expect(result.lost).toEqual([]);
-      expect(result.leftInStream).toBe(0); // everything sent, nothing stuck
-      expect(result.duplicates).toEqual([]);
+      const run = `run ${i}: ${summary(result)}`;
+      expect(result.lost, run).toEqual([]);
+      expect(result.leftInStream, run).toBe(0); // everything sent, nothing stuck
+      expect(result.duplicates, run).toEqual([]);
       // The new master has no replica until the killed node is back: nothing can be confirmed.
-      expect(result.resolvedWhileDegraded).toBe(0);
-      expect(result.rejected.not_replicated).toBeGreaterThan(0);
-      expect(result.resolvedOnceWhole).toBeGreaterThanOrEqual(200);
+      expect(result.resolvedWhileDegraded, run).toBe(0);
+      expect(result.rejected.not_replicated, run).toBeGreaterThan(0);
+      expect(result.resolvedOnceWhole, run).toBeGreaterThanOrEqual(200);
     }
   }, 400_000);
 
-  it('without it (a measurement): what was lost is printed', async () => {
+  it('without it, events whose track resolved are lost (what waitReplicas prevents), none recorded twice', async () => {
+    const runs: string[] = [];
     let lost = 0;
     for (let i = 1; i <= RUNS; i++) {
       const result = await failoverRun(ref.cluster, mock, 0);
-      console.info(`waitReplicas 0, run ${i}: ${summary(result)}`);
+      runs.push(`run ${i}: ${summary(result)}`);
       lost += result.lost.length;
-      expect(result.duplicates).toEqual([]);
-      expect(result.resolvedOnceWhole).toBeGreaterThanOrEqual(200);
+      expect(result.duplicates, runs.at(-1)).toEqual([]);
+      expect(result.resolvedOnceWhole, runs.at(-1)).toBeGreaterThanOrEqual(200);
     }
-    console.info(`waitReplicas 0: ${lost} resolved events lost over ${RUNS} runs`);
+    // Lost in every one of 15 runs measured (guides/several-instances.md): over 3, some are.
+    expect(lost, runs.join('\n')).toBeGreaterThan(0);
   }, 400_000);
 });
 
@@ -106,7 +109,7 @@ describe('waitReplicas on the cluster, with each client (WAIT routed to the mast
 });
 
 describe('the clients after a failover (the spool on each, waitReplicas 0)', () => {
-  it('ioredis Cluster appends to the promoted replica; node-redis createCluster measured', async () => {
+  it('ioredis Cluster appends to the promoted replica; node-redis createCluster does not within 20 s (the guide says so)', async () => {
     const { cluster } = ref;
     const stream = `follow:${randomUUID().slice(0, 8)}`;
     const master = await cluster.masterOf(stream);
@@ -140,10 +143,11 @@ describe('the clients after a failover (the spool on each, waitReplicas 0)', () 
         return undefined;
       };
       const [ioMs, nodeRedisMs] = await Promise.all([follows('ioredis'), follows('node-redis')]);
-      console.info(
-        `after the master's SIGKILL: ioredis ${ioMs === undefined ? 'never (20 s)' : `${ioMs} ms`}, node-redis ${nodeRedisMs === undefined ? 'never (20 s)' : `${nodeRedisMs} ms`} to the first append that resolved; last errors ${JSON.stringify(lastError)}`,
-      );
-      expect(ioMs).toBeDefined();
+      const seen = `ioredis ${ioMs} ms, node-redis ${nodeRedisMs} ms; last errors ${JSON.stringify(lastError)}`;
+      expect(ioMs, seen).toBeDefined();
+      // node-redis 5.12.1 keeps sending the slots to the dead master (guides/several-instances.md,
+      // "Clients"): when a release follows the failover, this fails, and the guide must change.
+      expect(nodeRedisMs, seen).toBeUndefined();
       for (const spool of Object.values(spools)) await spool.close();
     } finally {
       io.disconnect();
