@@ -76,6 +76,7 @@ async function hotPath(baseUrl, apiKey) {
   return { lookups: issued, asked, predicted, off: r3(((asked - predicted) / predicted) * 100) };
 }
 
+/** Runs the scenario: its goals first, then the figures behind them. */
 export async function run() {
   const mock = await startMockProcess({ accounts: ACCOUNTS });
   const billing = new BillingClient({ apiKey: mock.apiKey, baseUrl: mock.baseUrl });

@@ -79,6 +79,7 @@ function stripeCall({ port }, httpClient) {
   return async () => (await stripe.rawRequest('GET', LIST_PATH)).results;
 }
 
+/** Runs the scenario: its goals first, then the figures behind them. */
 export async function run() {
   const server = await startPageServer();
   const tasks = {};

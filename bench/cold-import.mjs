@@ -23,6 +23,7 @@ function sample(pkg) {
   return Number(out.trim());
 }
 
+/** Runs the scenario: its goals first, then the figures behind them. */
 export async function run() {
   const ms = Object.fromEntries(PACKAGES.map((p) => [p || '(node alone)', []]));
   for (let round = 0; round < ROUNDS; round++) {

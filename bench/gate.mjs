@@ -54,6 +54,7 @@ async function checked(send, path) {
   if (status !== 200 || account !== DEMO.accounts.active) throw new Error(`${path}: ${status} ${account}`);
 }
 
+/** Runs the scenario: its goals first, then the figures behind them. */
 export async function run() {
   const mock = await startMockServer({ host: '127.0.0.1' });
   const billing = new BillingClient({ baseUrl: mock.baseUrl, apiKey: mock.apiKey, logLevel: 'off' });

@@ -112,6 +112,7 @@ async function topology(name, target, mock) {
   };
 }
 
+/** Runs the scenario: its goals first, then the figures behind them. */
 export async function run() {
   const mock = await startMock({ accounts: 1 });
   const node = await startRedisServer();

@@ -58,6 +58,7 @@ async function walk({ origin, kind }) {
   return { heap, aheadMax };
 }
 
+/** Runs the scenario: its goals first, then the figures behind them. */
 export async function run() {
   const server = await startPageServer();
   const walks = {};

@@ -233,6 +233,7 @@ async function inbox(url) {
   return { rates, rows, events: events / 2 };
 }
 
+/** Runs the scenario: its goals first, then the figures behind them. */
 export async function run() {
   const mock = await startMock();
   const server = await startPostgres();

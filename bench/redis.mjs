@@ -87,6 +87,7 @@ async function waitCost(label, client) {
   return t;
 }
 
+/** Runs the scenario: its goals first, then the figures behind them. */
 export async function run() {
   const mock = await startMock({ accounts: ACCOUNTS });
   const billing = new BillingClient({ apiKey: mock.apiKey, baseUrl: mock.baseUrl, logLevel: 'off' });

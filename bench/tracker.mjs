@@ -123,6 +123,7 @@ async function aggregation(mock, billing, aggregate) {
   return { aggregate: Boolean(aggregate), requests, total };
 }
 
+/** Runs the scenario: its goals first, then the figures behind them. */
 export async function run() {
   const t = await perCall();
   const mock = await startMock();

@@ -204,6 +204,7 @@ async function storm() {
   };
 }
 
+/** Runs the scenario: its goals first, then the figures behind them. */
 export async function run() {
   const walk = await walks();
   const usageRuns = await events();
