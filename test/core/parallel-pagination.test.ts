@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import {
   APIUserAbortError,
@@ -32,14 +33,36 @@ describe('walking a list with concurrency', () => {
   });
 
   it('asks at most `concurrency` pages ahead of the consumer, and nothing more once it stops', async () => {
-    const pages = list().pages({ concurrency: 3 })[Symbol.asyncIterator]();
-    await pages.next(); // page 1: nothing else asked yet
-    expect(mock.server.requests.count()).toBe(1);
-    await pages.next(); // page 2, with 3 and 4 asked ahead
-    await until(() => mock.server.requests.count() === 4);
-    await pages.return(undefined);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(pagesAsked().sort((a, b) => a - b)).toEqual([1, 2, 3, 4]);
+    // Every page request, started and settled: a walk asks for more only when a page arrives, so
+    // once all it asked have settled after it stopped, nothing more can come.
+    const requests = diagnostics.tracingChannel('billing-sdk:request');
+    let started = 0;
+    let settled = 0;
+    const counts = {
+      start: () => {
+        started += 1;
+      },
+      end: () => {},
+      asyncStart: () => {},
+      asyncEnd: () => {
+        settled += 1;
+      },
+      error: () => {},
+    };
+    requests.subscribe(counts);
+    try {
+      const pages = list().pages({ concurrency: 3 })[Symbol.asyncIterator]();
+      await pages.next(); // page 1: nothing else asked yet
+      expect(mock.server.requests.count()).toBe(1);
+      await pages.next(); // page 2, with 3 and 4 asked ahead
+      await until(() => mock.server.requests.count() === 4);
+      await pages.return(undefined);
+      await until(() => settled === started);
+      expect(started).toBe(4);
+      expect(pagesAsked().sort((a, b) => a - b)).toEqual([1, 2, 3, 4]);
+    } finally {
+      requests.unsubscribe(counts);
+    }
   });
 
   it('toArray({ limit }) stops early: the rest of the list is never asked for', async () => {
