@@ -2,8 +2,8 @@ import type { SpoolEntry } from '../tracker/spool.js';
 import { parseSpooledEvent } from '../tracker/spooled-event.js';
 import { replyCode } from './failure.js';
 import { ACK, TAKE } from './lua/spool.js';
-import { withdrawWindowMs } from './spool-withdraw.js';
 import { oddReply, type SpoolStream } from './spool-stream.js';
+import { withdrawWindowMs } from './spool-withdraw.js';
 
 /**
  * The `take` of a `redisSpool`, one step at a time (two at once would read the same own pending

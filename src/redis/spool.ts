@@ -10,9 +10,9 @@ import { ACK, PENDING, SIZE } from './lua/spool.js';
 import { confirmedReplicas, replicaRules, replicaWait } from './replica-wait.js';
 import { RedisClock, writeBeforeDeadline } from './spool-clock.js';
 import { leaveGroup, openGroup, renew } from './spool-group.js';
-import { replicated } from './spool-withdraw.js';
 import { chunked, oddReply, type SpoolStream } from './spool-stream.js';
 import { taker } from './spool-take.js';
+import { replicated } from './spool-withdraw.js';
 
 /** Options of {@link redisSpool}. */
 export interface RedisSpoolOptions {
