@@ -13,7 +13,7 @@ import { API_KEY, QUERY, startPageServer } from './page-server.mjs';
 /** The section's title and how it measures, for RESULTS.md. */
 export const title = 'Workloads with 20 ms per answer';
 export const how =
-  "The page server answers every page after 20 ms; the walk is 200 pages (4,000 invoices, every id checked), 2 rounds per client. Usage events go to the SDK's mock (20 ms per POST), each run on a fresh account; lost and doubled come from the mock's store (quantities 1…n). Under faults the client has `maxRetries: 4, retryDelay: () => 50`. The 429 storm answers every balance request 429 `Retry-After: 1` for 6 s while 16 loops call `balance`; requests counted per 1 s window after the first.";
+  "The page server answers every page after 20 ms; the walk is 200 pages (4,000 invoices, every id checked), 2 rounds per client. Usage events go from a client in a child process to the SDK's mock (20 ms per POST), each run on a fresh account; lost and doubled come from the mock's store (quantities 1…n). Under faults the client has `maxRetries: 4, retryDelay: () => 50`. The 429 storm answers every balance request 429 `Retry-After: 1` for 6 s while 16 loops call `balance`; requests counted per 1 s window after the first.";
 
 const LATENCY_MS = 20;
 const WALK_PAGES = 200;
