@@ -19,7 +19,7 @@ export const how =
 const HEADERS = { authorization: `Bearer ${API_KEY}`, accept: 'application/json' };
 const ROUNDS = 3;
 
-/** Each client: `origin` → a call resolving to the page's 20 invoices. */
+/** Each client: the server → a call resolving to the page's 20 invoices (or a timeTasks task). */
 const CLIENTS = {
   fetch: ({ origin }) => {
     const url = origin + LIST_PATH;
@@ -43,13 +43,21 @@ const CLIENTS = {
     return async () => (await billing.invoices.list(QUERY)).results;
   },
   'billing-sdk traced': ({ origin }) => {
-    // A subscriber reading what a tracer would: what tracing costs once something listens.
+    // A subscriber reading what a tracer would, on while this client runs only (a subscriber is
+    // process-wide): what tracing costs once something listens.
     const read = (trace) => trace.attempt;
     const subscriber = { start: read, end: read, asyncStart: read, asyncEnd: read, error: read };
-    diagnostics.tracingChannel('billing-sdk:request').subscribe(subscriber);
-    diagnostics.tracingChannel('billing-sdk:attempt').subscribe(subscriber);
+    const channels = ['billing-sdk:request', 'billing-sdk:attempt'].map((n) => diagnostics.tracingChannel(n));
     const billing = new BillingClient({ apiKey: API_KEY, baseUrl: `${origin}/api/`, maxRetries: 0 });
-    return async () => (await billing.invoices.list(QUERY)).results;
+    return {
+      fn: async () => (await billing.invoices.list(QUERY)).results,
+      on: () => {
+        for (const c of channels) c.subscribe(subscriber);
+      },
+      off: () => {
+        for (const c of channels) c.unsubscribe(subscriber);
+      },
+    };
   },
   'billing-sdk on fetch': ({ origin }) => {
     const billing = new BillingClient({ apiKey: API_KEY, baseUrl: `${origin}/api/`, maxRetries: 0, fetch });
@@ -84,10 +92,11 @@ export async function run() {
   const server = await startPageServer();
   const tasks = {};
   for (const [name, make] of Object.entries(CLIENTS)) {
-    const call = make(server);
+    const task = make(server);
+    const call = task.fn ?? task;
     const results = await call();
     if (results.length !== 20 || results[19].processor_invoice_id !== 'in_000019') throw new Error(name);
-    tasks[name] = call;
+    tasks[name] = task;
   }
   const runs = { 1: [], 32: [] };
   for (let round = 0; round < ROUNDS; round++) {

@@ -42,12 +42,16 @@ export async function timeTasks(tasks, { time = 1000, warmupTime = 300, concurre
   const entries = Object.entries(tasks);
   // Rotated by `rotate`: over rounds, no task always runs first (JIT and GC state favour the later ones).
   const order = entries.map((_, i) => entries[(i + rotate) % entries.length]);
-  for (const [name, fn] of order) {
+  for (const [name, task] of order) {
+    // A task is a function, or { fn, on, off }: `on` before its warm-up and run, `off` after each.
+    const { fn, on, off } = typeof task === 'function' ? { fn: task } : task;
     bench.add(name, fn, {
       beforeAll(mode) {
+        on?.();
         if (mode === 'run') windows[name] = { cpu: process.cpuUsage(), t0: performance.now() };
       },
       afterAll(mode) {
+        off?.();
         if (mode !== 'run') return;
         const w = windows[name];
         const cpu = process.cpuUsage(w.cpu);
