@@ -342,8 +342,9 @@ describe('redisSpool when Redis fails: every step rejects typed within timeoutMs
       await expectUnavailable(() => spool.pending(['1-1']));
       await sleep(200);
       process.kill(pid, 'SIGCONT');
-      // The queued append runs now, past its deadline: it must write nothing.
-      await sleep(300);
+      // The queued append runs now, past its deadline: it must write nothing. Redis runs one
+      // connection's commands in order, so once a PING sent after it is answered, it has run.
+      expect(await client.sendCommand(['PING'])).toBe('PONG');
       const entries = (await observer.sendCommand(['XRANGE', stream, '-', '+'])) as [string, string[]][];
       expect(entries.map(([, fields]) => JSON.parse(fields[1] as string).event_key)).toEqual([
         expect.stringMatching(/^key-0-/),
