@@ -105,7 +105,8 @@ export async function run() {
   }
   server.stop();
   // Per client and concurrency: median req/s and CPU µs/request, and the per-round ratios to raw fetch.
-  const ratio = (c, name, stat) => median(runs[c].map((r) => r[name][stat] / r.fetch[stat]));
+  const vs = (c, name, base, stat) => r3(median(runs[c].map((r) => r[name][stat] / r[base][stat])));
+  const ratio = (c, name, stat) => vs(c, name, 'fetch', stat);
   const table = Object.keys(CLIENTS).map((name) => {
     const row = { client: name };
     for (const c of [1, 32]) {
@@ -143,13 +144,13 @@ export async function run() {
     ),
     goal(
       'billing-sdk CPU per request ÷ ky',
-      `${r3(sdk.cpu_us_c1 / row.ky.cpu_us_c1)}× at c=1, ${r3(sdk.cpu_us_c32 / row.ky.cpu_us_c32)}× at c=32`,
+      `${vs(1, 'billing-sdk', 'ky', 'cpu')}× at c=1, ${vs(32, 'billing-sdk', 'ky', 'cpu')}× at c=32`,
       '≤ 1.10× at each',
-      sdk.cpu_us_c1 <= 1.1 * row.ky.cpu_us_c1 && sdk.cpu_us_c32 <= 1.1 * row.ky.cpu_us_c32,
+      vs(1, 'billing-sdk', 'ky', 'cpu') <= 1.1 && vs(32, 'billing-sdk', 'ky', 'cpu') <= 1.1,
     ),
     goal(
       'tracing on: CPU per request ÷ billing-sdk without a subscriber',
-      `${r3(row['billing-sdk traced'].cpu_us_c1 / sdk.cpu_us_c1)}× at c=1, ${r3(row['billing-sdk traced'].cpu_us_c32 / sdk.cpu_us_c32)}× at c=32`,
+      `${vs(1, 'billing-sdk traced', 'billing-sdk', 'cpu')}× at c=1, ${vs(32, 'billing-sdk traced', 'billing-sdk', 'cpu')}× at c=32`,
       '',
       null,
     ),
