@@ -297,9 +297,9 @@ describe('fileSpool: group commit', () => {
       proto.datasync = realSync;
       proto.write = realWrite;
     }
-    console.info(`group commit: 1000 appends, ${writes} writes, ${syncs} fdatasyncs`);
-    expect(syncs).toBeGreaterThan(0);
-    expect(syncs).toBeLessThanOrEqual(20);
+    const counted = `group commit: 1000 appends, ${writes} writes, ${syncs} fdatasyncs`;
+    expect(syncs, counted).toBeGreaterThan(0);
+    expect(syncs, counted).toBeLessThanOrEqual(20);
     expect(writes).toBe(syncs);
     // Each event's line ends within what the last datasync before its resolution covered.
     const log = readFileSync(join(dir, 'spool.log'), 'utf8');
@@ -334,10 +334,10 @@ describe('fileSpool: compaction', () => {
       await Promise.all(Array.from({ length: 50 }, (_, g) => spool.ack(done.slice(g * 10, g * 10 + 10))));
       maxSize = Math.max(maxSize, statSync(log).size);
     }
-    console.info(`compaction: max log size ${maxSize} bytes, over 50,000 cycles (${written} bytes appended)`);
+    const sizes = `compaction: max log size ${maxSize} bytes, over 50,000 cycles (${written} bytes appended)`;
     // One round adds ~500 appends and ~50 acks past the threshold at most, before a compaction.
-    expect(maxSize).toBeLessThan(limit + 200_000);
-    expect(written).toBeGreaterThan(maxSize * 20);
+    expect(maxSize, sizes).toBeLessThan(limit + 200_000);
+    expect(written, sizes).toBeGreaterThan(maxSize * 20);
     expect(await spool.pending([...kept.keys()])).toEqual([...kept.keys()]);
     await spool.close();
     expect(existsSync(join(dir, 'spool.log.compact'))).toBe(false);
@@ -384,13 +384,11 @@ describe('fileSpool: SIGKILL of a process using it, at random moments, compactin
       if (left.size) killsWithPending++;
     }
     const size = statSync(join(dir, 'spool.log')).size;
-    console.info(
-      `6 kills: ${appended.size} appends and ${acked.size} acks resolved, ${killsWithPending} kills with entries left; log ${size} bytes`,
-    );
-    expect(acked.size).toBeGreaterThan(1000);
-    expect(killsWithPending).toBeGreaterThan(0);
+    const run = `6 kills: ${appended.size} appends and ${acked.size} acks resolved, ${killsWithPending} kills with entries left; log ${size} bytes`;
+    expect(acked.size, run).toBeGreaterThan(1000);
+    expect(killsWithPending, run).toBeGreaterThan(0);
     // Compaction kept the log small although thousands of records went through it (an event's
     // line alone is over 150 bytes).
-    expect(size).toBeLessThan((appended.size * 150) / 3);
+    expect(size, run).toBeLessThan((appended.size * 150) / 3);
   }, 60_000);
 });

@@ -164,15 +164,13 @@ async function chaos(s: MockServer): Promise<void> {
     todo = todo.filter((n) => !tracked.has(n));
     kills.push({ left: left.length, tracked: resolved.length, todo: todo.length });
   }
-  console.info(
-    `kills (entries left in the spool, tracks resolved, events still to track): ${JSON.stringify(kills)}`,
-  );
+  const killed = `kills (entries left in the spool, tracks resolved, events still to track): ${JSON.stringify(kills)}`;
 
   // Every event exactly once, under the key its track resolved with; nothing else.
   const events = recorded(s);
   const byN = new Map<number, string[]>();
   for (const e of events) byN.set(nOf(e) as number, [...(byN.get(nOf(e) as number) ?? []), e.event_key]);
-  expect(events.length).toBe(TOTAL);
+  expect(events.length, killed).toBe(TOTAL);
   expect(events.every((e) => e.account_ref_id === METER[0] && e.meter_code === METER[2])).toBe(true);
   for (let n = 0; n < TOTAL; n++) {
     const keys = byN.get(n);
@@ -207,8 +205,7 @@ describe('createUsageTracker + fileSpool, SIGKILLed 3 times (real processes, rea
     await chaos(s);
     // Dropped answers were retried under the same keys: more requests than events, one record each.
     const sent = s.requests.all({ method: 'POST', path: EVENTS }).length;
-    console.info(`10% drop-after-commit: ${sent} requests for ${TOTAL} events`);
-    expect(sent).toBeGreaterThan(TOTAL * 1.05);
+    expect(sent, `10% drop-after-commit: ${sent} requests for ${TOTAL} events`).toBeGreaterThan(TOTAL * 1.05);
   }, 120_000);
 });
 
@@ -236,13 +233,11 @@ describe('createUsageTracker + fileSpool with aggregation, SIGKILLed mid-way', (
     const left = await leftovers();
     const unrecorded = left.filter((e) => !s.store.usageEvent(e.event.event_key));
     const durable = total(s) + unrecorded.reduce((sum, e) => sum + e.event.quantity, 0);
-    console.info(
-      `aggregate kill: ${confirmed} tracks resolved, ${durable} events durable, ${left.length} entries left (quantities ${left.map((e) => e.event.quantity).join(',')})`,
-    );
-    expect(left.length).toBeGreaterThan(0); // events were pending at the kill
+    const state = `aggregate kill: ${confirmed} tracks resolved, ${durable} events durable, ${left.length} entries left (quantities ${left.map((e) => e.event.quantity).join(',')})`;
+    expect(left.length, state).toBeGreaterThan(0); // events were pending at the kill
     // Every resolved track is durable; at most the burst under way at the kill may be too.
-    expect(durable).toBeGreaterThanOrEqual(confirmed);
-    expect(durable).toBeLessThanOrEqual(confirmed + 500);
+    expect(durable, state).toBeGreaterThanOrEqual(confirmed);
+    expect(durable, state).toBeLessThanOrEqual(confirmed + 500);
 
     const second = start(s, { ...common, COUNT: String(COUNT - durable) });
     await waitFor(second, 'tracked', 40_000);
@@ -252,9 +247,8 @@ describe('createUsageTracker + fileSpool with aggregation, SIGKILLed mid-way', (
     expect(closed.unsent).toBe(0);
 
     const requests = s.requests.all({ method: 'POST', path: EVENTS }).length;
-    console.info(`aggregate: ${requests} requests for ${COUNT} events`);
     expect(total(s)).toBe(COUNT);
-    expect(requests).toBeLessThanOrEqual(COUNT / 50);
+    expect(requests, `aggregate: ${requests} requests for ${COUNT} events`).toBeLessThanOrEqual(COUNT / 50);
     expect(await leftovers()).toEqual([]);
   }, 120_000);
 });
