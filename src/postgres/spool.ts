@@ -81,11 +81,14 @@ const rules = {
  * `idempotent: true` if they had gone through). Every insert NOTIFYs `channel` (at commit, in the
  * inserting transaction); each spool LISTENs on one dedicated connection, polls every `pollMs` as
  * well, and listens again when that connection is lost. Acknowledged rows are deleted (or kept for
- * `retentionMs`). The table is made when missing at `open()` ({@link postgresSpoolDdl} gives its SQL).
+ * `retentionMs`). The table is made when missing at `open()`, or in the caller's transaction by an
+ * `appendIn` that comes first ({@link postgresSpoolDdl} gives its SQL). `appendIn` needs neither
+ * `open()` nor a connection of the spool's own.
  *
- * Every failure is a {@link SpoolError}: `'unavailable'` when Postgres cannot be reached or the
- * connection broke (the tracker reports it to `onError`, waits and tries again), `'io'` when
- * Postgres refused a statement (a privilege, a table changed under it), `'conflict'` from a replace.
+ * Every failure is a {@link SpoolError}: `'unavailable'` when trying again may pass (Postgres
+ * cannot be reached, the connection broke, SQLSTATE classes 40, 53, 57 and `55P03`: the tracker
+ * reports it to `onError`, waits and tries again), `'io'` when Postgres refused a statement for good
+ * (a privilege, a table changed under it), `'conflict'` from a replace.
  *
  * @param db - A node-postgres `Pool` or `Client` (`pg`), or a postgres.js `sql` (`postgres`), as
  * they are. Not closed here: the application owns it.
