@@ -94,12 +94,18 @@ describe('examples/', () => {
     expect(programs.sort()).toEqual(Object.keys(expected).sort());
   });
 
-  it.each(programs)('%s runs against the mock', async (program) => {
-    const { stdout } = await run(process.execPath, [`examples/${program}`], {
-      cwd: root,
-      env,
-      timeout: 30_000,
-    });
-    for (const pattern of expected[program] ?? []) expect(stdout).toMatch(pattern);
-  });
+  // A whole program per test (bulk-usage.mjs sends 3,500 events): the child gets 30 s, and the test
+  // as long, so a slow run fails with the child's own error and output rather than vitest's timeout.
+  it.each(programs)(
+    '%s runs against the mock',
+    async (program) => {
+      const { stdout } = await run(process.execPath, [`examples/${program}`], {
+        cwd: root,
+        env,
+        timeout: 30_000,
+      });
+      for (const pattern of expected[program] ?? []) expect(stdout).toMatch(pattern);
+    },
+    35_000,
+  );
 });
