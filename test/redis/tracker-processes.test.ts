@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { uniquePrefix } from './connect.js';
 import {
   type Child,
-  EVENTS_PATH,
   expectClosedClean,
   type Message,
   slowEventPosts,
@@ -143,11 +142,6 @@ async function scenario(label: string, target: Target): Promise<void> {
     const sum = (values: { quantity: number }[]) => values.reduce((total, v) => total + v.quantity, 0);
     expect(fleet.mock.store.usageTotal(...METER) - totalBefore).toBe(sum(all) + sum(inDoubt));
     expect(recorded.length).toBe(all.length + inDoubt.length);
-
-    const posts = fleet.mock.requests.count({ method: 'POST', path: EVENTS_PATH });
-    console.info(
-      `${label}: ${all.length} events tracked (+${inDoubt.length} in doubt at the kill), ${left.length} pending under the killed instance claimed, ${posts} POSTs for ${recorded.length} events recorded`,
-    );
   } finally {
     // A failed scenario leaves no process running into the next one.
     await Promise.all(children.map((c) => c.kill()));
