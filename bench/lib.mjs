@@ -43,19 +43,22 @@ export async function timeTasks(tasks, { time = 1000, warmupTime = 300, concurre
   // Rotated by `rotate`: over rounds, no task always runs first (JIT and GC state favour the later ones).
   const order = entries.map((_, i) => entries[(i + rotate) % entries.length]);
   for (const [name, task] of order) {
-    // A task is a function, or { fn, on, off }: `on` before its warm-up and run, `off` after each.
+    // A task is a function, or { fn, on, off }: `on` before its warm-up and its run, `off` (awaited,
+    // untimed) after each, e.g. to flush what a task left queued. tinybench warms every task up
+    // before it runs the first.
     const { fn, on, off } = typeof task === 'function' ? { fn: task } : task;
     bench.add(name, fn, {
       beforeAll(mode) {
         on?.();
         if (mode === 'run') windows[name] = { cpu: process.cpuUsage(), t0: performance.now() };
       },
-      afterAll(mode) {
-        off?.();
-        if (mode !== 'run') return;
-        const w = windows[name];
-        const cpu = process.cpuUsage(w.cpu);
-        Object.assign(w, { cpuUs: cpu.user + cpu.system, ms: performance.now() - w.t0 });
+      async afterAll(mode) {
+        if (mode === 'run') {
+          const w = windows[name];
+          const cpu = process.cpuUsage(w.cpu);
+          Object.assign(w, { cpuUs: cpu.user + cpu.system, ms: performance.now() - w.t0 });
+        }
+        await off?.();
       },
     });
   }

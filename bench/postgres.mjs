@@ -75,6 +75,7 @@ async function txCost(driver, url, mock) {
           },
         };
   await (driver === 'pg' ? db.query(create) : db.unsafe(create));
+  tasks.with = { fn: tasks.with, off: () => tracker.flush() };
   const t = await timeTasks(tasks, { time: 1500, warmupTime: 300 });
   await tracker.flush();
   await tracker.close();
