@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel';
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
@@ -184,4 +185,46 @@ export async function collectGarbage(): Promise<void> {
     gc();
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+/** One event of the SDK's tracing channels, in the order published. */
+export interface TraceEvent {
+  channel: 'request' | 'attempt';
+  event: 'start' | 'end' | 'asyncStart' | 'asyncEnd' | 'error';
+}
+
+/**
+ * Records the events of `billing-sdk:request` and `billing-sdk:attempt` until `stop()` (the SDK
+ * traces while anyone listens). For checks that read the order of what the SDK did rather than
+ * pausing: a request the cooldown holds starts no attempt; a walk that stopped starts no request.
+ */
+export function recordTraces(): {
+  events: TraceEvent[];
+  count(channel: TraceEvent['channel'], event: TraceEvent['event']): number;
+  stop(): void;
+} {
+  const events: TraceEvent[] = [];
+  const stops: (() => void)[] = [];
+  for (const channel of ['request', 'attempt'] as const) {
+    const traced = diagnostics.tracingChannel(`billing-sdk:${channel}`);
+    const on = (event: TraceEvent['event']) => () => {
+      events.push({ channel, event });
+    };
+    const handlers = {
+      start: on('start'),
+      end: on('end'),
+      asyncStart: on('asyncStart'),
+      asyncEnd: on('asyncEnd'),
+      error: on('error'),
+    };
+    traced.subscribe(handlers);
+    stops.push(() => traced.unsubscribe(handlers));
+  }
+  return {
+    events,
+    count: (channel, event) => events.filter((e) => e.channel === channel && e.event === event).length,
+    stop: () => {
+      for (const stop of stops) stop();
+    },
+  };
 }

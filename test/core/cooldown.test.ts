@@ -1,8 +1,15 @@
-import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type CooldownGrant, memoryCooldown } from '../../src/core/cooldown.js';
 import { RateLimitError } from '../../src/index.js';
-import { caught, clientFor, instantClock, until, useMockServer } from '../helpers.js';
+import {
+  caught,
+  clientFor,
+  instantClock,
+  recordTraces,
+  type TraceEvent,
+  until,
+  useMockServer,
+} from '../helpers.js';
 
 type Release = Extract<CooldownGrant, { release: unknown }>;
 const released = (grant: CooldownGrant | Promise<CooldownGrant>): Release => {
@@ -49,46 +56,23 @@ describe('memoryCooldown (times given explicitly)', () => {
 const mock = useMockServer();
 
 /**
- * The start and end of every attempt, in order (attempts are traced while anyone listens). A request
- * the cooldown holds starts no attempt, and the probe's grant is released only after its attempt
- * ended, so "held until the probe is answered" reads as: two attempts start (the 429 and the probe)
- * before the second ends, and every other after it. No pause: the order is the SDK's own.
+ * The attempts that started before the `n`th attempt ended. A request the cooldown holds starts no
+ * attempt, and the probe's grant is released only after its attempt ended, so "held until the probe
+ * is answered" reads as: two attempts start (the 429 and the probe) before the second ends, and
+ * every other after it. No pause: the order is the SDK's own.
  */
-function attempts(): { events: ('start' | 'end')[]; stop(): void } {
-  const events: ('start' | 'end')[] = [];
-  const attempt = diagnostics.tracingChannel('billing-sdk:attempt');
-  const request = diagnostics.tracingChannel('billing-sdk:request');
-  const onAttempt = {
-    start: () => events.push('start'),
-    end: () => {},
-    asyncStart: () => {},
-    asyncEnd: () => events.push('end'),
-    error: () => {},
-  };
-  const onRequest = { start() {}, end() {}, asyncStart() {}, asyncEnd() {}, error() {} };
-  attempt.subscribe(onAttempt);
-  request.subscribe(onRequest);
-  return {
-    events,
-    stop: () => {
-      attempt.unsubscribe(onAttempt);
-      request.unsubscribe(onRequest);
-    },
-  };
-}
-
-/** The attempts that started before the `n`th attempt ended. */
-function startedBeforeEnd(events: readonly ('start' | 'end')[], n: number): number {
+function startedBeforeEnd(events: readonly TraceEvent[], n: number): number {
   let ends = 0;
   let starts = 0;
-  for (const event of events) {
-    if (event === 'end' && ++ends === n) return starts;
+  for (const { channel, event } of events) {
+    if (channel !== 'attempt') continue;
+    if (event === 'asyncEnd' && ++ends === n) return starts;
     if (event === 'start') starts += 1;
   }
   throw new Error(`only ${ends} attempts ended`);
 }
 
-let recording: ReturnType<typeof attempts> | undefined;
+let recording: ReturnType<typeof recordTraces> | undefined;
 afterEach(() => recording?.stop());
 const balance = { account_ref_id: 'acct_active', product_code: 'ai-assistant', meter_code: 'credits' };
 
@@ -104,12 +88,12 @@ async function startCooldown(billing: ReturnType<typeof clientFor>, probeMs: num
 
 describe('one cooldown per client, over HTTP', () => {
   it('a 429 with Retry-After holds every other request of the client until the probe is answered', async () => {
-    recording = attempts();
+    recording = recordTraces();
     const billing = clientFor(mock.server, {}, instantClock());
     const { first } = await startCooldown(billing, 300);
     const others = Array.from({ length: 10 }, () => billing.usage.balance(balance));
     await Promise.all([first, ...others]);
-    expect(recording.events.filter((e) => e === 'start')).toHaveLength(12);
+    expect(recording.count('attempt', 'start')).toBe(12);
     expect(startedBeforeEnd(recording.events, 2)).toBe(2); // nothing sent while the probe is out
     expect(mock.server.requests.count()).toBe(12);
   });
@@ -132,11 +116,11 @@ describe('one cooldown per client, over HTTP', () => {
     const clock = instantClock();
     const parent = clientFor(mock.server, {}, clock);
     const child = parent.withOptions({ timeout: 5_000 });
-    recording = attempts();
+    recording = recordTraces();
     const { first } = await startCooldown(parent, 300);
     const held = child.usage.balance(balance);
     await Promise.all([first, held]);
-    expect(recording.events.filter((e) => e === 'start')).toHaveLength(3);
+    expect(recording.count('attempt', 'start')).toBe(3);
     expect(startedBeforeEnd(recording.events, 2)).toBe(2); // the child's waited for the parent's probe
     expect(mock.server.requests.count()).toBe(3);
   });

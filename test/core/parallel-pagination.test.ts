@@ -1,4 +1,3 @@
-import diagnostics from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import {
   APIUserAbortError,
@@ -6,7 +5,7 @@ import {
   InvalidRequestError,
   PaginationError,
 } from '../../src/index.js';
-import { caught, clientFor, until, useMockServer } from '../helpers.js';
+import { caught, clientFor, recordTraces, until, useMockServer } from '../helpers.js';
 
 const mock = useMockServer();
 
@@ -33,23 +32,9 @@ describe('walking a list with concurrency', () => {
   });
 
   it('asks at most `concurrency` pages ahead of the consumer, and nothing more once it stops', async () => {
-    // Every page request, started and settled: a walk asks for more only when a page arrives, so
-    // once all it asked have settled after it stopped, nothing more can come.
-    const requests = diagnostics.tracingChannel('billing-sdk:request');
-    let started = 0;
-    let settled = 0;
-    const counts = {
-      start: () => {
-        started += 1;
-      },
-      end: () => {},
-      asyncStart: () => {},
-      asyncEnd: () => {
-        settled += 1;
-      },
-      error: () => {},
-    };
-    requests.subscribe(counts);
+    // A walk asks for more only when a page arrives, so once every page request it started has
+    // settled after it stopped, nothing more can come.
+    const traces = recordTraces();
     try {
       const pages = list().pages({ concurrency: 3 })[Symbol.asyncIterator]();
       await pages.next(); // page 1: nothing else asked yet
@@ -57,11 +42,11 @@ describe('walking a list with concurrency', () => {
       await pages.next(); // page 2, with 3 and 4 asked ahead
       await until(() => mock.server.requests.count() === 4);
       await pages.return(undefined);
-      await until(() => settled === started);
-      expect(started).toBe(4);
+      await until(() => traces.count('request', 'asyncEnd') === traces.count('request', 'start'));
+      expect(traces.count('request', 'start')).toBe(4);
       expect(pagesAsked().sort((a, b) => a - b)).toEqual([1, 2, 3, 4]);
     } finally {
-      requests.unsubscribe(counts);
+      traces.stop();
     }
   });
 
