@@ -128,12 +128,12 @@ async function startOnce(port) {
   await waitForOutput(child, {
     name: `redis-server on port ${port}`,
     ready: /Ready to accept connections/,
-    ms: 5e3,
+    ms: 5_000,
   });
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
-    stop: () => stopChild(child, 'SIGTERM', 2e3),
+    stop: () => stopChild(child, 'SIGTERM', 2_000),
     kill: () => killNow(child),
   };
 }
@@ -147,6 +147,7 @@ export async function startRedisServer() {
       `redis-server not found at ${REDIS_BINARY}: install it (apt-get install redis-server) or set REDIS_SERVER`,
     );
   }
+  // Another process may take the free port before redis binds it: try a fresh one.
   let lastError;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
@@ -164,6 +165,7 @@ export async function startRedisServer() {
  */
 export async function startReplica(masterPort) {
   const port = await freePort();
+  // Its own dir: a replica writes the master's RDB to disk on a full sync.
   const dir = mkdtempSync(`${tmpdir()}/billing-sdk-replica-`);
   const child = spawn(
     REDIS_BINARY,
@@ -177,7 +179,7 @@ export async function startReplica(masterPort) {
   await waitForOutput(child, {
     name: `replica on port ${port}`,
     ready: /sync: Finished with success|Successful partial resynchronization/,
-    ms: 1e4,
+    ms: 10_000,
     waitingFor: 'in sync',
   });
   return {
@@ -185,7 +187,7 @@ export async function startReplica(masterPort) {
     pause: () => child.kill('SIGSTOP'),
     resume: () => child.kill('SIGCONT'),
     kill() {
-      child.kill('SIGCONT');
+      child.kill('SIGCONT'); // a paused replica dies at once all the same
       return killNow(child);
     },
   };
@@ -195,7 +197,8 @@ export async function startReplica(masterPort) {
 
 /** How long a node may be unreachable before the others count it failed, in ms: short, so a failover takes seconds. */
 export const NODE_TIMEOUT_MS = 1_000;
-function cli(port, args, ms = 1e4) {
+/** Runs redis-cli against a node; its output. */
+function cli(port, args, ms = 10_000) {
   return new Promise((resolve, reject) => {
     execFile(
       REDIS_CLI,
@@ -213,6 +216,7 @@ ${stderr}`),
   });
 }
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** One cluster node's process in its own dir (its log in `redis.log` there); resolves once it answers PING. */
 async function startNode(dir, port, busPort) {
   mkdirSync(dir, { recursive: true });
   const child = spawn(
@@ -229,7 +233,7 @@ async function startNode(dir, port, busPort) {
     { stdio: 'ignore' },
   );
   killOnExit(child);
-  const deadline = Date.now() + 5e3;
+  const deadline = Date.now() + 5_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(
@@ -237,8 +241,10 @@ async function startNode(dir, port, busPort) {
       );
     }
     try {
-      if ((await cli(port, ['PING'], 1e3)).includes('PONG')) return child;
-    } catch {}
+      if ((await cli(port, ['PING'], 1_000)).includes('PONG')) return child;
+    } catch {
+      // Not listening yet.
+    }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`redis-server (cluster node) on port ${port} did not answer within 5 s`);
@@ -246,6 +252,7 @@ async function startNode(dir, port, busPort) {
     await sleep(20);
   }
 }
+/** `CLUSTER NODES` parsed: each node's port, id, whether it is a live master, and its master's id. */
 async function clusterNodes(port) {
   const text = await cli(port, ['CLUSTER', 'NODES']);
   return text
@@ -275,14 +282,15 @@ export async function startCluster() {
     );
   }
   const root = mkdtempSync(join(tmpdir(), 'billing-sdk-cluster-'));
-  const procs = /* @__PURE__ */ new Map();
+  const procs = new Map();
   const ports = [];
   const stop = async () => {
     await Promise.all([...procs.values()].map(({ child }) => killNow(child)));
     rmSync(root, { recursive: true, force: true });
   };
   try {
-    const free = /* @__PURE__ */ new Set();
+    // Twelve distinct free ports (a port and a bus port per node).
+    const free = new Set();
     while (free.size < 12) free.add(await freePort());
     const list = [...free];
     for (let i = 0; i < 6; i++) {
@@ -302,10 +310,11 @@ export async function startCluster() {
         '1',
         '--cluster-yes',
       ],
-      6e4,
+      60_000,
     );
     const cluster = makeCluster(ports, procs, stop);
-    await cluster.waitHealthy(3e4);
+    await cluster.waitHealthy(30_000);
+    // Roles as created, read back once the cluster is up (redis-cli chose which node replicates which).
     const view = await clusterNodes(ports[0]);
     const nodes = ports
       .map((port) => ({
@@ -364,15 +373,18 @@ function makeCluster(ports, procs, stop) {
       if (alive().includes(port)) throw new Error(`node ${port} is running`);
       proc.child = await startNode(proc.dir, port, proc.busPort);
     },
-    async waitHealthy(ms = 2e4) {
+    async waitHealthy(ms = 20_000) {
       const deadline = Date.now() + ms;
       let last = '';
       for (;;) {
         try {
           const live = alive();
-          const infos = await Promise.all(live.map((p) => cli(p, ['CLUSTER', 'INFO'], 2e3)));
+          const infos = await Promise.all(live.map((p) => cli(p, ['CLUSTER', 'INFO'], 2_000)));
           const views = await Promise.all(live.map((p) => clusterNodes(p)));
           const ok = infos.every((info) => info.includes('cluster_state:ok'));
+          // Three masters serve the slots in every live node's view, none of them a killed node. And
+          // every other live node is, in every view, a replica of one of them: a node restarted a
+          // moment ago is known as a replica by some nodes before others.
           const agreed = views.every((view) => {
             const serving = view.filter((n) => n.master && !n.failed && n.slots.length > 0);
             const ids = new Set(serving.map((n) => n.id));
@@ -384,9 +396,10 @@ function makeCluster(ports, procs, stop) {
             return serving.length === 3 && serving.every((n) => live.includes(n.port)) && replicasKnown;
           });
           const replicas = views[0]?.filter((n) => !n.master && live.includes(n.port)) ?? [];
+          // Every live replica has its copy of its master (a replica never synced cannot take over).
           const synced = await Promise.all(
             replicas.map(async (n) =>
-              (await cli(n.port, ['INFO', 'replication'], 2e3)).includes('master_link_status:up'),
+              (await cli(n.port, ['INFO', 'replication'], 2_000)).includes('master_link_status:up'),
             ),
           );
           if (ok && agreed && synced.every(Boolean)) return;
