@@ -6,7 +6,7 @@
 // sub-ms precision, comparable between processes of one host.
 import { createInterface } from 'node:readline';
 import { type RedisClient, redisAccessStore } from '../../src/redis/index.js';
-import { watchedAccessCache } from './access-child.js';
+import { warmUp, watchedAccessCache } from './access-child.js';
 import { connectFromEnv } from './clients.js';
 import { env, now, print } from './print.js';
 
@@ -19,8 +19,7 @@ const store = redisAccessStore(redis.client as RedisClient, {
 });
 const { access, onErrors } = watchedAccessCache(store, Number(env('TTL_MS')));
 
-// A first lookup, so what the test measures is not module loading, JIT or the first connection.
-await access.isActive({ account_ref_id: env('WARM_ACCOUNT') });
+await warmUp(access, onErrors, env('WARM_ACCOUNT'));
 print({ type: 'ready', pid: process.pid });
 
 type Command =

@@ -8,7 +8,7 @@
 import { createInterface } from 'node:readline';
 import { createClient } from 'redis';
 import { redisAccessStore } from '../../src/redis/index.js';
-import { watchedAccessCache } from './access-child.js';
+import { warmUp, watchedAccessCache } from './access-child.js';
 import { env, now, print, sleep } from './print.js';
 
 const redis = createClient({ url: env('REDIS_URL') });
@@ -18,7 +18,7 @@ await redis.connect();
 const store = redisAccessStore(redis, { prefix: env('PREFIX') });
 const { access, onErrors } = watchedAccessCache(store, 60_000);
 
-await access.isActive({ account_ref_id: env('WARM_ACCOUNT') });
+await warmUp(access, onErrors, env('WARM_ACCOUNT'));
 print({ type: 'ready', pid: process.pid });
 
 type Command =

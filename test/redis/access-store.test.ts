@@ -349,7 +349,9 @@ describe('redisAccessStore: watch', () => {
       await until('the first poll answered', () => counts.answered >= 1);
       for (const account of ['x', 'a:b c', '🙂', '']) await writer.invalidate(account);
       await until('four invalidations told', () => watch.events.length >= 4);
-      await sleep(50);
+      // Nothing more: three more polls answered meanwhile.
+      const polls = counts.answered;
+      await until('three more polls', () => counts.answered >= polls + 3);
       expect(watch.events).toEqual(['x', 'a:b c', '🙂', '']);
       expect(watch.errors).toEqual([]);
     } finally {
@@ -364,8 +366,13 @@ describe('redisAccessStore: watch', () => {
     await until('the first poll answered', () => counts.answered >= 1);
     watch.stop();
     const sent = counts.sent;
+    // A live watch of the same pace, on another connection, hears of an invalidation after the stop.
+    const witness = counting(others[1]!);
+    const live = watching(redisAccessStore(witness.client, { prefix, pollIntervalMs: 5 }));
+    await until('the live watch’s first poll answered', () => witness.counts.answered >= 1);
     await redisAccessStore(others[0]!, { prefix }).invalidate('late');
-    await sleep(100);
+    await until('the live watch told', () => live.events.includes('late'));
+    live.stop();
     expect(counts.sent - sent).toBeLessThanOrEqual(0);
     expect(watch.events).toEqual([]);
   });
@@ -593,6 +600,19 @@ describe('redisAccessStore: Redis restarts and outages', () => {
       }
     });
   }
+
+  it('a reply that came while the process was too busy to read it (past timeoutMs) is taken, not timed out', async () => {
+    const store = redisAccessStore(connected.client, { prefix: uniquePrefix('access-busy'), timeoutMs: 50 });
+    const read = store.read('k', ACCOUNT, LEASE);
+    // The command is written by now; Redis answers while this process runs 150 ms of synchronous
+    // work (a module loading, a JSON parse), as a process starting up does on its first lookup.
+    await new Promise((resolve) => setImmediate(resolve));
+    const busyUntil = performance.now() + 150;
+    while (performance.now() < busyUntil) {
+      // busy
+    }
+    expect(await read).toMatchObject({ leased: true });
+  });
 
   it('a read that timed out but ran later gives up the lease it took: the others need not wait out leaseMs', async () => {
     const prefix = uniquePrefix('access-late-read');

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { type MockServer, startMockServer } from '../../src/testing/index.js';
 import { killOnExit } from '../../scripts/servers.mjs';
+import { type MockServer, startMockServer } from '../../src/testing/index.js';
 
 /**
  * Bundles a child entry (test/redis/*-process.ts) with the SDK's sources into one .mjs in a temp
@@ -182,23 +182,19 @@ export function useFleet(entry: string, setupMs?: number): Fleet {
 /** The mock's path of an account's status, which access lookups ask. */
 export const statusPath = (account: string): string => `/api/account/${account}/status/`;
 
-/** The `p`th percentile of ascending `sorted` (nearest rank). */
-export function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
 /**
  * Access children (access-process.ts) doing `n` concurrent cold lookups each of `account`, whose
  * answer the mock delays 300 ms: the other processes' lookups arrive while the one request is out,
  * so they wait on the lease rather than find the answer already stored. Asserts every lookup said
- * active and exactly one request reached the service.
+ * active, no store call failed (a process told of one asks the service on its own), and exactly one
+ * request reached the service.
  */
 export async function expectOneColdRequest(children: Child[], mock: MockServer, account: string, n = 250) {
   await mock.lifecycle.subscribe({ account_ref_id: account });
   mock.requests.clear();
   mock.faults.add({ path: statusPath(account), delayMs: 300 });
   const looked = await Promise.all(children.map((c) => ask(c, { cmd: 'lookup', account, n }, 'looked')));
-  for (const l of looked) expect(l).toMatchObject({ values: [true], errors: [] });
+  for (const l of looked) expect(l).toMatchObject({ values: [true], errors: [], storeErrors: [] });
   expect(mock.requests.count({ path: statusPath(account) })).toBe(1);
   expect(mock.requests.count()).toBe(1);
 }
