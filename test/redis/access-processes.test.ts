@@ -6,7 +6,6 @@ import {
   type Child,
   expectOneColdRequest,
   invalidateAndTell,
-  percentile,
   statusPath,
   useFleet,
 } from './processes.js';
@@ -44,7 +43,6 @@ describe(`${PROCESSES} processes sharing redisAccessStore`, () => {
     const children = await start({ redisUrl: redis.server.url, ttlMs: 60_000 });
     const account = 'acct_flips';
     await fleet.mock.lifecycle.subscribe({ account_ref_id: account });
-    const delays: number[] = [];
     let active = true;
     for (let round = 0; round < 50; round++) {
       // Every process holds the answer in memory.
@@ -60,9 +58,8 @@ describe(`${PROCESSES} processes sharing redisAccessStore`, () => {
 
       const invalidator = children[round % PROCESSES]!;
       const others = children.filter((c) => c !== invalidator);
-      const { answer, told } = await invalidateAndTell(invalidator, others, account);
-      // Told before the invalidating call's reply reached its caller counts as no delay.
-      for (const t of told) delays.push(Math.max(0, (t.at as number) - (answer.at as number)));
+      // Each other process told within invalidateAndTell's 5 s (how soon: the bench's to measure).
+      await invalidateAndTell(invalidator, others, account);
       fleet.mock.requests.clear();
       for (const c of children) {
         const next = await ask(c, { cmd: 'lookup', account, n: 1 }, 'looked');
@@ -72,15 +69,6 @@ describe(`${PROCESSES} processes sharing redisAccessStore`, () => {
       // Through the shared store, the fleet's new answer still cost one request.
       expect(fleet.mock.requests.count({ path: statusPath(account) })).toBe(1);
     }
-    delays.sort((a, b) => a - b);
-    const p50 = percentile(delays, 50);
-    const p99 = percentile(delays, 99);
-    console.log(
-      `invalidation reached the other processes in p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${delays.at(-1)!.toFixed(1)} ms (${delays.length} samples, pollIntervalMs 25)`,
-    );
-    // Goal: p99 <= 100 ms on loopback. Asserted loosely (a shared CI machine), but tight enough that
-    // a watch that only learned through ttl expiry (60 s here) or a stalled poll loop would fail.
-    expect(p99).toBeLessThan(1_000);
   });
 });
 
@@ -101,7 +89,6 @@ describe('Redis SIGKILLed while the processes look up', () => {
     const statusRequests = () => fleet.mock.requests.count({ path: /\/status\/$/ });
     const beforeKill = statusRequests();
     await server.kill('SIGKILL');
-    const killedAt = Date.now();
     const ran = await Promise.all(runs);
     const requestsAfterKill = statusRequests() - beforeKill;
     for (const r of ran) {
@@ -112,8 +99,5 @@ describe('Redis SIGKILLed while the processes look up', () => {
     }
     // Without Redis, answers came from the service (each process on its own once its ttl ran out).
     expect(requestsAfterKill).toBeGreaterThan(0);
-    console.log(
-      `Redis killed ${Date.now() - killedAt} ms before the runs ended: ${ran.map((r) => `${r.lookups} lookups, slowest ${r.slowestMs} ms, ${r.onErrors} errors told`).join('; ')}`,
-    );
   });
 });

@@ -71,9 +71,6 @@ describe.each(CLUSTER_KINDS)(
       for (const id of completions) counts.set(id, (counts.get(id) ?? 0) + 1);
       for (const e of events) expect(counts.get(e.transaction_id)).toBe(1);
       expect(completions).toHaveLength(events.length);
-      console.info(
-        `${kind}: ${answers.flat().filter((s) => s === 409).length} answers 409 of ${answers.flat().length} deliveries`,
-      );
     }, 60_000);
   },
 );

@@ -87,9 +87,6 @@ describe('3 receiver processes sharing redisDedupeStore', () => {
     expect(answers.flat().every((status) => status === 200 || status === 409)).toBe(true);
     const counts = await completions();
     for (const e of events) expect(counts.get(e.transaction_id)).toBe(1);
-    console.info(
-      `concurrent deliveries: ${answers.flat().filter((s) => s === 409).length} answers 409 of ${answers.flat().length}`,
-    );
   });
 
   it('an onEvent longer than the claim TTL keeps its claim (renewed): the others answer 409 until it is done', async () => {
@@ -179,13 +176,5 @@ describe('the mock’s lifecycle webhooks, retried, through a round-robin balanc
     expect(again.every((d) => d.delivered)).toBe(true);
     const counts = await completions();
     for (const id of ids) expect(counts.get(id)).toBe(1);
-    const tries = [...deliveries, ...again].flatMap((d) => d.attempts.map((a) => a.status));
-    console.info(`lifecycle: ${tries.length} tries, statuses ${JSON.stringify(countBy(tries))}`);
   });
 });
-
-function countBy(values: (number | undefined)[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const v of values) counts[String(v)] = (counts[String(v)] ?? 0) + 1;
-  return counts;
-}

@@ -125,9 +125,25 @@ describe('claim renewal while onEvent runs', () => {
     expect((await first).status).toBe(200);
     expect((await send(b, body)).status).toBe(200);
     expect(seen).toEqual([]);
-    // No renewal after onEvent ended.
+    // No renewal after onEvent ended: meanwhile a witness with the same TTL, on a store of its own,
+    // renews three times (three of the periods the ended claim would have been renewed in).
     const after = counts.renew;
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    const witness = clockedStore();
+    let stopWitness: () => void = () => {};
+    const witnessed = send(
+      createWebhookHandler({
+        dedupe: witness.dedupe,
+        claimTtlMs: ttl,
+        onEvent: () =>
+          new Promise<void>((resolve) => {
+            stopWitness = resolve;
+          }),
+      }),
+      JSON.stringify(event()),
+    );
+    await until(() => witness.counts.renew >= 3);
+    stopWitness();
+    expect((await witnessed).status).toBe(200);
     expect(counts.renew).toBe(after);
   });
 

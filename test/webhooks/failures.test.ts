@@ -20,8 +20,11 @@ const recordUnhandled = (reason: unknown) => void unhandled.push(reason);
 beforeAll(() => void process.on('unhandledRejection', recordUnhandled));
 afterAll(() => void process.off('unhandledRejection', recordUnhandled));
 
-/** Lets any stray rejection of the test surface (Node reports them after the microtask queue drains). */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+/**
+ * Lets any stray rejection of the test surface: Node reports a rejection still unhandled once the
+ * microtask queue drained, before the next turn of the event loop, which this waits for.
+ */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 afterEach(async () => {
   await settle();
