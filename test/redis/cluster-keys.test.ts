@@ -14,6 +14,7 @@ import * as access from '../../src/redis/lua/access.js';
 import * as cooldown from '../../src/redis/lua/cooldown.js';
 import { type AnyClient, connectAny } from './clients.js';
 import { useCluster } from './cluster.js';
+import { waitUntil } from './processes.js';
 
 // Every public operation of billing-sdk/redis on a Redis Cluster (3 masters, 3 replicas) with the
 // DEFAULT options, through node-redis's createCluster and ioredis's Cluster passed as they are: no
@@ -60,7 +61,12 @@ describe.each(KINDS)('every operation on a Redis Cluster with %s, default option
       (e) => void errors.push(e),
     );
     try {
-      await sleep(100); // the watch's first poll: it learns where the stream is
+      // The watch's first poll ran (it made the stream's meta hash): it reads from where the stream was.
+      const meta = `${tagged('billing-sdk:access:', 'billing-sdk:access:')}:meta`;
+      await waitUntil(
+        'the watch’s first poll',
+        async () => Number(await clients.get(kind)!.command(['EXISTS', meta])) === 1,
+      );
       const accounts = Array.from({ length: 24 }, (_, i) => `acct_${kind}_${i}`);
       for (const account of accounts) {
         const first = await store.read(`${account}:status`, account, 5_000);
