@@ -5,7 +5,7 @@ import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
 import { type HonoHandler, honoAdapter } from './hono.js';
 import { PaywallLinks } from './links.js';
 import { type CheckedNeeds, checkNeeds, quantityOf } from './needs.js';
-import { type GateRoute, succeeded } from './route.js';
+import { type GateRoute, succeeded, waitUntilIn } from './route.js';
 import type {
   Gate,
   GateAllowed,
@@ -16,6 +16,7 @@ import type {
   HonoMiddleware,
   NodeMiddleware,
   NodeResponseLike,
+  WaitUntil,
 } from './types.js';
 
 const OPERATION = 'createGate';
@@ -47,6 +48,7 @@ const rules = {
   onUnavailable: [oneOf(['closed', 'open'])],
   tracker: [methods(['track'], 'a usage tracker (createUsageTracker)')],
   onError: [func],
+  waitUntil: [func],
 } satisfies Record<keyof GateOptions, Rule[]>;
 
 const paywallRules = {
@@ -94,24 +96,38 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
   const checked = (operation: string, need: GateNeeds<Req>) =>
     checkNeeds<Req>(`gate.${operation}`, need, given.tracker !== undefined);
 
-  /** After a 2xx answer: the route's usage, told to `onError` when the tracker refuses it (the answer stands). */
-  const track = (needs: CheckedNeeds<Req>, request: Req, allowed: GateAllowed): Promise<void> =>
-    Promise.all(
+  /**
+   * After a 2xx answer: the route's usage, told to `onError` when the tracker refuses it (the answer
+   * stands). With `waitUntil`, the whole of it (the quantity, the append) is handed to it, and each
+   * event's send is, by the tracker.
+   */
+  const track = (
+    needs: CheckedNeeds<Req>,
+    request: Req,
+    allowed: GateAllowed,
+    waitUntil: WaitUntil | undefined,
+  ): Promise<void> => {
+    const tracked = Promise.all(
       needs.usage.map(async (usage) => {
         try {
           const quantity = await quantityOf(usage.quantity, request, 'need.usage.quantity');
           const { product_code, meter_code } = usage;
-          await given.tracker?.track({
-            account_ref_id: allowed.account_ref_id,
-            product_code,
-            meter_code,
-            quantity,
-          });
+          await given.tracker?.track(
+            { account_ref_id: allowed.account_ref_id, product_code, meter_code, quantity },
+            waitUntil && { waitUntil },
+          );
         } catch (error) {
           await safely(() => given.onError?.(error, request));
         }
       }),
     ).then(() => {});
+    try {
+      waitUntil?.(tracked);
+    } catch (error) {
+      void safely(() => given.onError?.(error, request)); // the platform refused it: the work goes on all the same
+    }
+    return tracked;
+  };
   /** The decisions of requests allowed through protect, for `decisionOf`; gone with the request. */
   const decisions = new WeakMap<object, GateAllowed>();
   /** A route of `need` (checked now, so a typo fails at start-up) for one adapter. */
@@ -119,8 +135,9 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     const needs = checked(operation, need);
     return {
       tracksUsage: needs.usage.length > 0,
+      waitUntil: given.waitUntil,
       decide: (request) => decide(decider, request, needs),
-      track: (request, allowed) => track(needs, request, allowed),
+      track: (request, allowed, waitUntil = given.waitUntil) => track(needs, request, allowed, waitUntil),
     };
   };
 
@@ -158,7 +175,13 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
         if (!decision.allowed) return decision.response;
         decisions.set(request, decision);
         const response = await handler(request, ...rest);
-        if (route.tracksUsage && succeeded(response.status)) await route.track(request, decision);
+        if (route.tracksUsage && succeeded(response.status)) {
+          // Cloudflare's (request, env, ctx), Netlify's (request, context): the request's own first.
+          const waitUntil = waitUntilIn(rest.map((arg) => () => arg)) ?? route.waitUntil;
+          // Handed to the platform's waitUntil, the usage need not hold up the answer.
+          const tracked = route.track(request, decision, waitUntil);
+          if (!waitUntil) await tracked;
+        }
         return response;
       };
     },

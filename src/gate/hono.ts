@@ -1,4 +1,4 @@
-import { type GateRoute, succeeded } from './route.js';
+import { type GateRoute, succeeded, waitUntilIn } from './route.js';
 import type { HonoContextLike, HonoMiddleware } from './types.js';
 
 /** A Hono handler as the gate calls it. */
@@ -17,7 +17,12 @@ export function honoAdapter<Req>(route: GateRoute<Req>, handler?: HonoHandler): 
     if (!decision.allowed) return decision.response;
     c.set('billing', decision);
     const ran = await run();
-    if (route.tracksUsage && succeeded(status(ran))) await route.track(request, decision);
+    if (route.tracksUsage && succeeded(status(ran))) {
+      const waitUntil = waitUntilIn([() => c.executionCtx]) ?? route.waitUntil;
+      // Handed to the platform's waitUntil, the usage need not hold up the answer.
+      const tracked = route.track(request, decision, waitUntil);
+      if (!waitUntil) await tracked;
+    }
     return ran;
   };
   if (handler)

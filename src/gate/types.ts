@@ -142,7 +142,20 @@ export interface GateOptions<Req extends GateRequest = Request> {
    * spool failure): the answer stands, the usage is not recorded. Not awaited; a throw is ignored.
    */
   onError?: ((error: unknown, request: Req) => void) | undefined;
+  /**
+   * For serverless functions and edge workers: the platform's `waitUntil` (`waitUntil` of
+   * `@vercel/functions`, Next.js `after`), handed the work of a `usage` need after a 2xx answer and
+   * passed on to `tracker.track`, so the usage is recorded before the platform freezes or drops the
+   * process. A request's own context comes first where the gate sees one: `gate.protect` called as
+   * `(request, env, ctx)` (Cloudflare Workers) or `(request, context)` (Netlify) with a
+   * `waitUntil`, and `gate.hono` with `c.executionCtx`. With a `waitUntil`, `protect` and `hono`
+   * answer without waiting for the event to be stored.
+   */
+  waitUntil?: WaitUntil | undefined;
 }
+
+/** A platform's `waitUntil`: keeps the function or isolate alive until `promise` settles. */
+export type WaitUntil = (promise: Promise<unknown>) => void;
 
 /** Where an allowed request's answer came from: memory, memory past its ttl, the service, or the fallback. */
 export type GateSource = 'cache' | 'live' | 'stale' | 'fallback';
@@ -201,6 +214,11 @@ export interface HonoContextLike {
   set(key: 'billing', value: GateAllowed): void;
   /** The handler's response, once `next()` returned. */
   res: Response;
+  /**
+   * The runtime's execution context (Cloudflare Workers, Deno Deploy, Netlify): its `waitUntil`
+   * keeps the usage of the route alive after the answer. Hono's getter throws where there is none.
+   */
+  readonly executionCtx?: { waitUntil(promise: Promise<unknown>): void };
 }
 
 /** What Fastify's `preHandler` sees of its reply (structural). */
@@ -248,7 +266,12 @@ export interface Gate<Req extends GateRequest = Request> {
    * tracked here (only the adapters know the handler's answer).
    */
   check(request: Req, need: GateNeeds<Req>): Promise<GateDecision>;
-  /** Wraps a Fetch handler: a "no" is answered by the gate; usage is tracked after a 2xx answer. */
+  /**
+   * Wraps a Fetch handler: a "no" is answered by the gate; usage is tracked after a 2xx answer.
+   * Called as `(request, env, ctx)` (Cloudflare Workers) or `(request, context)` (Netlify) with a
+   * `waitUntil`, the usage is handed to it (else to the gate's `waitUntil` option) and the answer
+   * does not wait for it.
+   */
   protect<A extends unknown[]>(need: GateNeeds<Req>, handler: FetchHandler<Req, A>): FetchHandler<Req, A>;
   /** Hono middleware: the decision at `c.get('billing')`. */
   hono(need: GateNeeds<Req>): HonoMiddleware;

@@ -33,8 +33,11 @@ export interface AggregationOptions {
 export class Aggregation {
   readonly #options: AggregationOptions;
   readonly #windows: SumWindows<LedgerEntry>;
-  /** Keys of events tracked here that may be summed (no metadata, no caller key), until handed. */
-  readonly #summable = new Set<string>();
+  /**
+   * Keys of events tracked here that may be summed (no metadata, no caller key), until handed, each
+   * with the longest its window may still stay open (`undefined`: `windowMs`).
+   */
+  readonly #summable = new Map<string, number | undefined>();
   /** Flushes under way: windows close as soon as their events are handed. */
   #flushes = 0;
 
@@ -53,9 +56,10 @@ export class Aggregation {
   /**
    * `track` is about to append `event` under `eventKey`: remembered when it may be summed (no key of
    * the caller's, no metadata), before the append resolves, since a take may hand the entry first.
+   * With `withinMs`, its window closes at most that long after the entry is handed.
    */
-  mark(event: UsageWriteParams, eventKey: string): void {
-    if (event.event_key === undefined && event.metadata === undefined) this.#summable.add(eventKey);
+  mark(event: UsageWriteParams, eventKey: string, withinMs?: number): void {
+    if (event.event_key === undefined && event.metadata === undefined) this.#summable.set(eventKey, withinMs);
   }
 
   /** The event's append failed, or its entry left the spool: it is no longer to be summed here. */
@@ -65,8 +69,11 @@ export class Aggregation {
 
   /** An entry handed by the spool: put in its window when it may be summed (true), else to be sent as it is. */
   offer(entry: LedgerEntry): boolean {
-    if (!this.#summable.delete(entry.event.event_key)) return false;
-    this.#windows.add(entry);
+    const key = entry.event.event_key;
+    if (!this.#summable.has(key)) return false;
+    const withinMs = this.#summable.get(key);
+    this.#summable.delete(key);
+    this.#windows.add(entry, withinMs);
     return true;
   }
 

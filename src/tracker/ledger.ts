@@ -189,7 +189,15 @@ export class Ledger {
 
   /** Resolves once every entry known now has left (an aggregate standing for its members), at once if none. */
   settledAll(): Promise<void> {
-    const remaining = new Set(this.#entries.keys());
+    return this.settled(this.#entries.keys());
+  }
+
+  /**
+   * Resolves once the entries `ids` known now have left (an aggregate standing for its members), at
+   * once if none is known: what a `waitUntil` is handed for one event.
+   */
+  settled(ids: Iterable<string>): Promise<void> {
+    const remaining = new Set([...ids].filter((id) => this.#entries.has(id)));
     if (!remaining.size) return Promise.resolve();
     return new Promise((resolve) => this.#waiters.add({ remaining, resolve }));
   }

@@ -1,5 +1,7 @@
 import type { BillingError, InvalidRequestIssue } from '../core/errors/index.js';
+import { InvalidRequestError } from '../core/errors/index.js';
 import {
+  boolean,
   check,
   checkOptions,
   func,
@@ -73,7 +75,34 @@ export interface UsageTrackerOptions {
    * it concerned, and failures of the spool or of a callback without one. A callback that throws is ignored.
    */
   onError?: ((error: unknown, event?: SpooledEvent) => void) | undefined;
+  /**
+   * For serverless functions and edge workers, where the process may be frozen or dropped once the
+   * response is out: the platform's `waitUntil` (`waitUntil` of `@vercel/functions`, Next.js
+   * `after`, Netlify's `context.waitUntil`). Each `track` hands it a promise that settles once the
+   * event is recorded by the service, dead-lettered, or (with `relay: false`) in the spool; it never
+   * rejects. An event handed to it is not held in an aggregation window longer than
+   * {@link WAIT_UNTIL_WINDOW_MS}. For a per-request context (Cloudflare's `ctx.waitUntil`, Hono's
+   * `c.executionCtx.waitUntil`) pass it to `track` instead. See the "Serverless and edge" guide.
+   */
+  waitUntil?: ((promise: Promise<unknown>) => void) | undefined;
+  /**
+   * `false`: a tracker that only writes. `track` appends to the spool (with or without
+   * `{ transaction }`) and nothing is ever sent from here; `flush()` resolves once the events are
+   * in the spool; `close()` leaves them for a relay (another tracker, or `billing-sdk relay`), and
+   * `stats()` counts none of them (they are the relay's). Needs a durable spool shared with the
+   * relay (`postgresSpool`, `redisSpool`): with the memory spool it throws
+   * {@link InvalidRequestError} naming `options.relay`, and so it does with `aggregate` (summing is
+   * the sender's). Default `true`: the tracker sends.
+   */
+  relay?: boolean | undefined;
 }
+
+/**
+ * The longest an aggregation window stays open for an event handed to a `waitUntil`: the window
+ * and the send must end well within what the platforms allow after the response (Cloudflare
+ * Workers 30 s, Vercel and Netlify the function's limit).
+ */
+export const WAIT_UNTIL_WINDOW_MS = 1000;
 
 /** Options after defaults and checks. */
 export interface ResolvedTrackerOptions {
@@ -84,6 +113,8 @@ export interface ResolvedTrackerOptions {
   windowMs: number | undefined;
   onDeadLetter: UsageTrackerOptions['onDeadLetter'];
   onError: UsageTrackerOptions['onError'];
+  waitUntil: UsageTrackerOptions['waitUntil'];
+  relay: boolean;
   clock: Clock;
 }
 
@@ -122,6 +153,8 @@ const trackerRules: Record<keyof UsageTrackerOptions, Rule[]> = {
   aggregate: [aggregateRule],
   onDeadLetter: [func],
   onError: [func],
+  waitUntil: [func],
+  relay: [boolean],
 };
 
 /**
@@ -133,14 +166,33 @@ const trackerRules: Record<keyof UsageTrackerOptions, Rule[]> = {
 export function resolveTrackerOptions(options: unknown): ResolvedTrackerOptions {
   const o = checkOptions('createUsageTracker', options, trackerRules) as UsageTrackerOptions;
   const clock = clockOf(options);
+  const spool = o.spool ?? memorySpool();
+  if (o.relay === false) {
+    const issues: InvalidRequestIssue[] = [];
+    if (!spool.durable) {
+      issues.push({
+        field: 'options.relay',
+        message: 'false needs a durable spool a relay can drain (the memory spool dies with this process)',
+      });
+    }
+    if (o.aggregate !== undefined) {
+      issues.push({
+        field: 'options.aggregate',
+        message: 'cannot be used with relay: false (the relay that sends the events sums them, not a writer)',
+      });
+    }
+    if (issues.length) throw new InvalidRequestError('createUsageTracker', issues);
+  }
   return {
-    spool: o.spool ?? memorySpool(),
+    spool,
     concurrency: o.concurrency ?? 8,
     maxQueued: o.maxQueued ?? 100_000,
     onFull: o.onFull ?? 'wait',
     windowMs: o.aggregate?.windowMs,
     onDeadLetter: o.onDeadLetter,
     onError: o.onError,
+    waitUntil: o.waitUntil,
+    relay: o.relay ?? true,
     clock,
   };
 }

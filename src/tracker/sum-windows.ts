@@ -29,8 +29,12 @@ export interface SumWindowsOptions<M extends AggregateMember> {
 
 /** Windows of summable events, one per account, product and meter. */
 export interface SumWindows<M extends AggregateMember> {
-  /** Puts an event (no metadata, no key of the caller's) in its meter's window, opening one if needed. */
-  add(member: M): void;
+  /**
+   * Puts an event (no metadata, no key of the caller's) in its meter's window, opening one if needed.
+   * With `withinMs` shorter than what is left of the window, the window closes `withinMs` from now
+   * instead: an event handed to a platform's `waitUntil` is not held past what the platform allows.
+   */
+  add(member: M, withinMs?: number): void;
   /** Closes every window now (a flush or a close must not wait for them). */
   formAll(): void;
   /** Stops the timers and forgets the windows: their members stay in the spool, unsent. */
@@ -41,6 +45,8 @@ interface Window<M> {
   members: M[];
   quantity: number;
   timer: AbortController;
+  /** When the window closes, on the clock. */
+  closesAt: number;
 }
 
 /**
@@ -75,20 +81,28 @@ export function createSumWindows<M extends AggregateMember>(options: SumWindowsO
     formed(window.members, aggregate);
   };
 
-  const open = (key: string): Window<M> => {
-    const window: Window<M> = { members: [], quantity: 0, timer: new AbortController() };
-    windows.set(key, window);
+  /** (Re)starts the window's timer: it closes `ms` from now. */
+  const closeIn = (key: string, window: Window<M>, ms: number) => {
+    window.timer.abort();
+    window.timer = new AbortController();
+    window.closesAt = clock.now() + ms;
     clock
-      .sleep(windowMs, window.timer.signal, () => new Error('window closed'))
+      .sleep(ms, window.timer.signal, () => new Error('window closed'))
       .then(
         () => form(key, window),
-        () => {}, // closed early: formed already, or stopped
+        () => {}, // closed early (formed already, or stopped), or its timer restarted shorter
       );
+  };
+
+  const open = (key: string, ms: number): Window<M> => {
+    const window: Window<M> = { members: [], quantity: 0, timer: new AbortController(), closesAt: 0 };
+    windows.set(key, window);
+    closeIn(key, window, ms);
     return window;
   };
 
   return {
-    add(member) {
+    add(member, withinMs = windowMs) {
       const { account_ref_id, product_code, meter_code, quantity } = member.event;
       const key = JSON.stringify([account_ref_id, product_code, meter_code]);
       let window = windows.get(key);
@@ -100,7 +114,8 @@ export function createSumWindows<M extends AggregateMember>(options: SumWindowsO
         form(key, window);
         window = undefined;
       }
-      window ??= open(key);
+      if (!window) window = open(key, Math.min(windowMs, withinMs));
+      else if (window.closesAt > clock.now() + withinMs) closeIn(key, window, withinMs);
       window.members.push(member);
       window.quantity += quantity;
     },

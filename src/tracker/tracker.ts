@@ -1,7 +1,7 @@
 import type { BillingClient } from '../client.js';
 import type { TrackerEvent } from '../core/diagnostics.js';
 import { InvalidRequestError, UsageTrackerError } from '../core/errors/index.js';
-import { check, checkOptions, nonNegative } from '../internal/checks.js';
+import { check, checkOptions, func, nonNegative } from '../internal/checks.js';
 import { type UsageWriteParams, usageWriteRules } from '../resources/usage.js';
 import type { Clock } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
@@ -12,7 +12,12 @@ import { Aggregation } from './aggregation.js';
 import { Backpressure } from './backpressure.js';
 import { Delivery } from './delivery.js';
 import { Ledger, type LedgerEntry, type Settlement, type TrackerStats } from './ledger.js';
-import { type ResolvedTrackerOptions, resolveTrackerOptions, type UsageTrackerOptions } from './options.js';
+import {
+  type ResolvedTrackerOptions,
+  resolveTrackerOptions,
+  type UsageTrackerOptions,
+  WAIT_UNTIL_WINDOW_MS,
+} from './options.js';
 import type { Spool, SpooledEvent } from './spool.js';
 import { Work } from './work.js';
 
@@ -42,6 +47,16 @@ export interface TrackOptions {
    * {@link InvalidRequestError} naming `options.transaction`, nothing queued.
    */
   transaction?: unknown;
+  /**
+   * The request's own `waitUntil` (Cloudflare's `ctx.waitUntil`, Hono's `c.executionCtx.waitUntil`,
+   * Netlify's `context.waitUntil`), used for this event instead of the tracker's `waitUntil`
+   * option: it is handed, at once, a promise that settles once the event is recorded by the
+   * service or dead-lettered (with `relay: false`, or with `transaction`, once it is written); it
+   * never rejects, whatever `track` does. The event is not held in an aggregation window longer
+   * than {@link WAIT_UNTIL_WINDOW_MS}. Pass it as a function that keeps its object
+   * (`(p) => ctx.waitUntil(p)`, or `ctx.waitUntil.bind(ctx)`).
+   */
+  waitUntil?: ((promise: Promise<unknown>) => void) | undefined;
 }
 
 /** What {@link UsageTracker.close} left. */
@@ -49,7 +64,8 @@ export interface TrackerCloseResult {
   /**
    * Events the spool still holds for this tracker, neither recorded nor dead-lettered: those it
    * tracked, and what a previous run left (as far as the spool can count them). Kept by a durable
-   * spool for the next start, lost with a memory spool.
+   * spool for the next start, lost with a memory spool. Always 0 with `relay: false`: what it
+   * wrote is the relay's.
    */
   unsent: number;
 }
@@ -63,7 +79,9 @@ export interface UsageTracker {
    * waiting (or rejects with {@link UsageTrackerError} `'full'` under `onFull: 'reject'`); rejects with
    * `'closed'` after {@link close}, and with a `SpoolError` when the spool could not store it (or
    * could not be opened: each call tries again). With `options.transaction`, the event is written
-   * through that transaction instead (see {@link TrackOptions}).
+   * through that transaction instead (see {@link TrackOptions}). With a `waitUntil` (the
+   * tracker's option, or `options.waitUntil`), that function is handed a promise that settles once
+   * the event is recorded or dead-lettered (see {@link TrackOptions.waitUntil}).
    */
   track(
     event: UsageWriteParams,
@@ -76,7 +94,8 @@ export interface UsageTracker {
    * Resolves once every event tracked before it is recorded or dead-lettered (and what a previous run
    * left in a durable spool was sent). Windows of aggregation close at once. Waits through an outage;
    * rejects with {@link UsageTrackerError} `'closed'` if `close` gives up first, and with the spool's
-   * error if it cannot be opened. After `close`, resolves at once.
+   * error if it cannot be opened. After `close`, resolves at once. With `relay: false`, resolves once
+   * every event tracked before it is in the spool.
    */
   flush(): Promise<void>;
   /**
@@ -179,10 +198,15 @@ class Tracker {
   #unwatch: (() => void) | undefined;
   /** Appends under way: a flush waits for them. */
   readonly #appending = new Set<Promise<unknown>>();
+  readonly #waitUntil: UsageTrackerOptions['waitUntil'];
+  /** False for a tracker that only writes (`relay: false`): nothing is taken or sent here. */
+  readonly #relay: boolean;
 
   constructor(billing: BillingClient, options: ResolvedTrackerOptions) {
     const { spool, concurrency, maxQueued, onFull, windowMs, onDeadLetter, onError, clock } = options;
     this.#spool = spool;
+    this.#waitUntil = options.waitUntil;
+    this.#relay = options.relay;
     this.#clock = clock;
     this.#report = (error, event) => void safely(onError && (() => onError(error, event)));
     const signal = this.#stop.signal;
@@ -218,7 +242,39 @@ class Tracker {
   }
 
   async track(event: UsageWriteParams, options?: TrackOptions): Promise<{ event_key: string }> {
-    const { transaction } = checkOptions('usageTracker.track', options, { transaction: [] }) as TrackOptions;
+    const { transaction, waitUntil = this.#waitUntil } = checkOptions('usageTracker.track', options, {
+      transaction: [],
+      waitUntil: [func],
+    }) as TrackOptions;
+    if (!waitUntil) return (await this.#track(event, transaction, false)).tracked;
+    // Handed before anything else, while the request is surely still live: some platforms refuse a
+    // waitUntil once the response is out.
+    let hand!: (done: Promise<void>) => void;
+    try {
+      waitUntil(new Promise<void>((resolve) => (hand = resolve)));
+    } catch (error) {
+      this.#report(error);
+    }
+    const tracking = this.#track(event, transaction, true);
+    hand(
+      tracking.then(
+        ({ done }) => done,
+        () => undefined,
+      ),
+    );
+    return (await tracking).tracked;
+  }
+
+  /**
+   * `track`, with `done`: settles once the event is recorded or dead-lettered, or once it is in the
+   * spool when this tracker does not send it (`relay: false`, a transaction's), or once close gave
+   * up; never rejects. `prompt`: the event was handed to a `waitUntil`, so its window is short.
+   */
+  async #track(
+    event: UsageWriteParams,
+    transaction: unknown,
+    prompt: boolean,
+  ): Promise<{ tracked: { event_key: string }; done: Promise<void> }> {
     if (transaction !== undefined && typeof this.#spool.appendIn !== 'function') {
       throw new InvalidRequestError('usageTracker.track', [
         {
@@ -234,7 +290,7 @@ class Tracker {
     const spooled = { ...checked, event_key } as SpooledEvent;
     if (transaction !== undefined) {
       await this.#trackIn(transaction, spooled);
-      return { event_key };
+      return { tracked: { event_key }, done: Promise.resolve() };
     }
     const since = this.#clock.now();
     await this.#start();
@@ -246,12 +302,15 @@ class Tracker {
       this.#backpressure.release();
       throw closedError();
     }
-    this.#aggregation?.mark(checked, event_key);
+    this.#aggregation?.mark(checked, event_key, prompt ? WAIT_UNTIL_WINDOW_MS : undefined);
     const appended = new Promise<string[]>((resolve) => resolve(this.#spool.append([spooled])));
     this.#appending.add(appended);
+    let id: string;
     try {
-      const [id] = await appended;
-      this.#ledger.appended(id as string, spooled, since);
+      id = (await appended)[0] as string;
+      // A writer's events are the relay's: nothing of them is counted or sent here.
+      if (!this.#relay) return { tracked: { event_key }, done: Promise.resolve() };
+      this.#ledger.appended(id, spooled, since);
     } catch (error) {
       this.#aggregation?.forget(event_key);
       throw error;
@@ -261,7 +320,10 @@ class Tracker {
     }
     this.#tell('queued');
     this.#delivery.wakeSoon();
-    return { event_key };
+    const done = prompt
+      ? Promise.race([this.#ledger.settled([id]), this.#stopped]).then(() => {})
+      : undefined;
+    return { tracked: { event_key }, done: done ?? Promise.resolve() };
   }
 
   /**
@@ -284,6 +346,10 @@ class Tracker {
     try {
       const sent = (async () => {
         await this.#start();
+        if (!this.#relay) {
+          await Promise.allSettled([...this.#appending]);
+          return true;
+        }
         await this.#delivery.drained;
         await Promise.allSettled([...this.#appending]);
         // Rows of transactions that committed since are in no ledger yet: one take finds them.
@@ -333,6 +399,7 @@ class Tracker {
     this.#opening ??= this.#open().then(
       () => {
         if (this.#phase === 'new') this.#phase = 'running';
+        if (!this.#relay) return;
         this.#delivery.start();
         // Entries other instances (or committed transactions) add: taken at once, not on the idle poll.
         this.#unwatch ??= this.#spool.watch?.(() => this.#delivery.wake());
@@ -347,7 +414,7 @@ class Tracker {
 
   async #open(): Promise<void> {
     await this.#spool.open();
-    if (typeof this.#spool.size !== 'function') return;
+    if (!this.#relay || typeof this.#spool.size !== 'function') return;
     try {
       this.#ledger.leftoversFound(await this.#spool.size(), this.#clock.now());
     } catch (error) {
