@@ -368,13 +368,14 @@ describe('mock webhooks: delivery, retries and redelivery', () => {
   it('counts a receiver that never answers as failed after timeoutMs', async () => {
     const server = await startMockServer({
       webhookUrl: rx.receiver.url,
-      webhookRetry: { attempts: 2, delayMs: 1, timeoutMs: 100 },
+      // Long enough for the second attempt's answer on a loaded machine: it is the first that hangs.
+      webhookRetry: { attempts: 2, delayMs: 1, timeoutMs: 500 },
     });
     try {
       rx.receiver.script('hang');
       const delivery = await server.lifecycle.cancel({ account_ref_id: active });
       expect(delivery.attempts).toEqual([
-        { ok: false, error: 'no answer within 100 ms' },
+        { ok: false, error: 'no answer within 500 ms' },
         { status: 200, ok: true },
       ]);
     } finally {
