@@ -15,6 +15,7 @@ const layers = [
   ['features', '^src/(access|tracker|webhooks|gate)/'],
   ['adapters', '^src/(redis|node|postgres)/'],
   ['testing', '^src/testing/'],
+  ['cli', '^src/cli/'],
   ['entries', '^src/index\\.ts$'],
 ];
 

@@ -138,6 +138,17 @@ export default defineConfig([
     noExternal: ['hono'],
     dts: { ...dts, entry: { 'testing/index': 'src/testing/index.ts' } },
   },
+  // `npx billing-sdk` (src/cli/bin.ts keeps its `#!` line): relay, dead-letters and doctor, Node
+  // only. The database drivers stay external: optional peer dependencies, imported when a flag
+  // names their database.
+  {
+    ...shared,
+    sourcemap: false,
+    entry: { 'bin/billing-sdk': 'src/cli/bin.ts' },
+    format: ['esm'],
+    platform: 'node',
+    ...classicZod,
+  },
   {
     ...shared,
     sourcemap: false,

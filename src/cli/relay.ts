@@ -1,0 +1,92 @@
+import type { DeadLetterReason } from '../tracker/options.js';
+import type { SpooledEvent } from '../tracker/spool.js';
+import { createUsageTracker } from '../tracker/tracker.js';
+import type { RelayArgs } from './args.js';
+import { clientFromEnv } from './client.js';
+import { CliFailure, messageOf } from './fail.js';
+import type { Printer } from './printer.js';
+import { describeReport, reportOf } from './progress.js';
+import { openTarget, type SpoolTarget } from './targets/index.js';
+
+/** Why an event was dead-lettered, in one line. */
+export function reasonText(reason: DeadLetterReason): string {
+  return reason.type === 'refused' ? `refused: ${reason.result.error_code}` : messageOf(reason.error);
+}
+
+/** Opens and closes the spool once, so that one out of reach fails now (exit 2), not in the background. */
+async function probe(target: SpoolTarget): Promise<void> {
+  try {
+    await target.spool.open();
+  } catch (error) {
+    throw new CliFailure(`cannot open the ${target.label}: ${messageOf(error)}`);
+  }
+  await target.spool.close();
+}
+
+/**
+ * `billing-sdk relay`: a usage tracker (`createUsageTracker`, the same sender an app runs) on the
+ * spool the flags name, in a process of its own. Without `--once` it sends until `stop` resolves
+ * (SIGTERM, SIGINT), then closes the tracker within `--grace`: what it was sending is finished or
+ * left in the spool, with its key, for the next relay. With `--once` it flushes what is there and
+ * closes. Resolves with the exit code: 0, or 1 when `--once` left events or dead-lettered any.
+ */
+export async function relay(args: RelayArgs, printer: Printer, stop: Promise<void>): Promise<number> {
+  const billing = clientFromEnv();
+  const concurrency = args.concurrency ?? 8;
+  // The relay's sends, the spool's listener and a step of upkeep may each hold a connection.
+  const target = await openTarget(args.spool, { connections: concurrency + 2 });
+  try {
+    await probe(target);
+    const tracker = createUsageTracker(billing, {
+      spool: target.spool,
+      concurrency,
+      onDeadLetter: (event: SpooledEvent, reason: DeadLetterReason) => {
+        if (printer.json)
+          printer.data({ type: 'dead-letter', event_key: event.event_key, reason: reasonText(reason) });
+        else printer.warn(`dead-lettered ${event.event_key}: ${reasonText(reason)}`);
+      },
+      // A failed send is retried and counted in the reports; what has no event is the spool's.
+      onError: (error: unknown, event?: SpooledEvent) => {
+        if (!event) printer.warn(messageOf(error));
+      },
+    });
+    const every = args.intervalMs ?? (printer.live ? 1_000 : 10_000);
+    const timer = setInterval(() => {
+      const report = reportOf(tracker.stats(), 'progress');
+      if (printer.json) printer.data({ ...report });
+      else printer.status(describeReport(report));
+    }, every);
+    try {
+      let drained = false;
+      if (args.once) {
+        const flushed = tracker.flush().then(
+          () => true,
+          (error: unknown) => {
+            printer.warn(`the drain stopped: ${messageOf(error)}`);
+            return false;
+          },
+        );
+        drained = await Promise.race([flushed, stop.then(() => false)]);
+      } else {
+        await stop;
+      }
+      const { unsent } = await tracker.close({ timeoutMs: drained ? 0 : args.graceMs });
+      // After --once, what the spool still holds by any process counts as left (rows another relay
+      // leased, entries appended meanwhile): "0" means the spool was found empty.
+      const waiting = args.once
+        ? await target.backlog().then(
+            (b) => b.waiting ?? 0,
+            () => 0,
+          )
+        : 0;
+      const done = reportOf(tracker.stats(), 'done', Math.max(unsent, waiting));
+      if (printer.json) printer.data({ ...done });
+      else printer.text(describeReport(done));
+      return args.once && (done.left > 0 || done.deadLettered > 0) ? 1 : 0;
+    } finally {
+      clearInterval(timer);
+    }
+  } finally {
+    await target.close().catch(() => undefined);
+  }
+}

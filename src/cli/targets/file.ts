@@ -1,0 +1,45 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { SpoolError } from '../../core/errors/index.js';
+import { fileSpool } from '../../node/file-spool.js';
+import type { SpoolFlags } from '../args.js';
+import { CliFailure, messageOf } from '../fail.js';
+import type { SpoolTarget } from './target.js';
+
+/** The file spool's log in its directory (src/node/file-spool.ts names it). */
+const LOG = 'spool.log';
+
+/**
+ * `--dir <path>`: the `fileSpool` of that directory. One process at a time holds it (its lock),
+ * so the backlog is counted by opening it: while a relay runs, the count is left out.
+ */
+export function fileTarget(flags: Extract<SpoolFlags, { kind: 'file' }>): SpoolTarget {
+  let spool: ReturnType<typeof fileSpool>;
+  try {
+    spool = fileSpool(flags.dir);
+  } catch (error) {
+    throw new CliFailure(messageOf(error));
+  }
+  return {
+    label: `file spool in ${flags.dir}`,
+    spool,
+    async backlog() {
+      if (!existsSync(join(flags.dir, LOG))) return { present: false };
+      const look = fileSpool(flags.dir);
+      try {
+        await look.open();
+      } catch (error) {
+        if (error instanceof SpoolError && error.code === 'locked') {
+          return { present: true, note: 'held by a running process (a relay or an app): not counted' };
+        }
+        throw error;
+      }
+      try {
+        return { present: true, waiting: await (look.size as () => Promise<number>)() };
+      } finally {
+        await look.close();
+      }
+    },
+    close: async () => undefined,
+  };
+}
