@@ -1,0 +1,140 @@
+// `billing-sdk doctor` as a process against the mock: a good key, a refused one, none, a base URL
+// that does not answer; with spool flags, a PostgreSQL table holding events, a dead database, a
+// Redis without the stream and a file spool. The clock check is a pure function of the Date header.
+import { describe, expect, it } from 'vitest';
+import { clockCheck, MAX_SKEW_MS } from '../../src/cli/doctor-service.js';
+import { usePostgres } from '../postgres/cluster.js';
+import { useRedisServer } from '../redis/redis-server.js';
+import { events, fileBackend, postgresBackend, redisBackend, run, seed, useCli } from './helpers.js';
+
+const cli = useCli();
+const postgres = usePostgres();
+const redis = useRedisServer();
+
+type Check = { check: string; ok: boolean | null; detail: string };
+const checksOf = (json: Record<string, unknown>[]) => (json[0]?.checks ?? []) as Check[];
+const named = (checks: Check[], name: string) => checks.find((c) => c.check === name);
+
+describe('doctor: the service', () => {
+  it('a good key: every check passes, one line each, exit 0', async () => {
+    const result = await run(cli, ['doctor']);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^ok +api key +accepted$/);
+    expect(lines[1]).toMatch(/^ok +base url +http/);
+    expect(lines[2]).toMatch(/^ok +clock +in step/);
+  });
+
+  it('a key the service refuses: the api key check fails, naming the 401; exit 1', async () => {
+    const result = await run(cli, ['doctor', '--json'], { BILLING_API_KEY: 'sk_wrong_key' });
+    expect(result.code).toBe(1);
+    const checks = checksOf(result.json);
+    expect(result.json[0]?.ok).toBe(false);
+    expect(named(checks, 'api key')).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('refused with 401'),
+    });
+    expect(named(checks, 'base url')?.ok).toBe(true);
+    expect(named(checks, 'clock')?.ok).toBe(true);
+  });
+
+  it('no key: named as missing, the URL and the clock still checked; exit 1', async () => {
+    const result = await run(cli, ['doctor', '--json'], { BILLING_API_KEY: '' });
+    expect(result.code).toBe(1);
+    const checks = checksOf(result.json);
+    expect(named(checks, 'api key')).toMatchObject({ ok: false, detail: expect.stringContaining('missing') });
+    expect(named(checks, 'base url')?.ok).toBe(true);
+  });
+
+  it('a base URL that does not answer: it fails, the key and clock are not checked; exit 1', async () => {
+    const result = await run(cli, ['doctor', '--json'], { BILLING_BASE_URL: 'http://127.0.0.1:1/api/' });
+    expect(result.code).toBe(1);
+    const checks = checksOf(result.json);
+    expect(named(checks, 'base url')).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('no answer'),
+    });
+    expect(named(checks, 'api key')?.ok).toBeNull();
+    expect(named(checks, 'clock')?.ok).toBeNull();
+  });
+});
+
+describe('doctor: the spool', () => {
+  it('a PostgreSQL table with events waiting: reachable, counted with the oldest age; exit 0', async () => {
+    const backend = postgresBackend(postgres.cluster.url);
+    try {
+      await seed(backend, events(3));
+      const result = await run(cli, ['doctor', ...backend.flags, '--json']);
+      expect(result.code, result.stdout).toBe(0);
+      const checks = checksOf(result.json);
+      expect(named(checks, 'spool')?.ok).toBe(true);
+      expect(named(checks, 'backlog')).toMatchObject({
+        ok: true,
+        detail: expect.stringMatching(/^3 events waiting, the oldest for \d+/),
+      });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it('a dead database: the spool check fails; exit 1', async () => {
+    const result = await run(cli, ['doctor', '--postgres', 'postgres://postgres@127.0.0.1:1/postgres']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(
+      /^FAIL +spool +cannot use PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:1\/postgres/m,
+    );
+  });
+
+  it('a Redis without the stream: the backlog check says so; exit 1', async () => {
+    const backend = redisBackend(redis.server.url);
+    try {
+      const result = await run(cli, ['doctor', ...backend.flags, '--json']);
+      expect(result.code).toBe(1);
+      expect(named(checksOf(result.json), 'backlog')).toMatchObject({
+        ok: false,
+        detail: expect.stringContaining('no stream'),
+      });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it('a Redis stream and a file spool with events: counted; exit 0', async () => {
+    for (const backend of [redisBackend(redis.server.url), fileBackend()]) {
+      try {
+        await seed(backend, events(2));
+        const result = await run(cli, ['doctor', ...backend.flags, '--json']);
+        expect(result.code, result.stdout).toBe(0);
+        expect(named(checksOf(result.json), 'backlog')?.detail).toMatch(/^2 events waiting/);
+      } finally {
+        await backend.cleanup();
+      }
+    }
+  });
+});
+
+describe('doctor: the clock check', () => {
+  const at = Date.parse('2026-01-01T00:00:00Z');
+  const header = new Date(at).toUTCString();
+  it('passes within the Date header’s rounding, and reports a skew within the limit', () => {
+    expect(clockCheck(header, at + 200, at + 400)).toMatchObject({
+      ok: true,
+      detail: expect.stringContaining('in step'),
+    });
+    expect(clockCheck(header, at + 10_000, at + 10_000)).toMatchObject({
+      ok: true,
+      detail: '10 s ahead of the service',
+    });
+  });
+  it('fails past the limit, either way', () => {
+    expect(clockCheck(header, at + MAX_SKEW_MS + 5_000, at + MAX_SKEW_MS + 5_000).ok).toBe(false);
+    expect(clockCheck(header, at - 120_000, at - 120_000)).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('2 min behind'),
+    });
+  });
+  it('is left out without a Date header', () => {
+    expect(clockCheck(undefined, at, at).ok).toBeNull();
+  });
+});
