@@ -30,6 +30,12 @@ import { type AccessCacheOptions, type ResolvedAccessOptions, resolveAccessOptio
  */
 export type AccessAnswerSource = 'cache' | 'stale' | 'live';
 
+/** What a lookup tells the caller who passed {@link AccessLookupOptions.outcome}. */
+export interface AccessLookupOutcome {
+  /** Where the answer came from; set once the lookup answered, left unset when it rejected. */
+  source?: AccessAnswerSource | undefined;
+}
+
 /** Options of one lookup. */
 export interface AccessLookupOptions {
   /**
@@ -42,7 +48,7 @@ export interface AccessLookupOptions {
    * says where the answer came from (for a metric, a response header, or `createGate`'s
    * `source`). Left as it was when the lookup rejects.
    */
-  outcome?: { source?: AccessAnswerSource } | undefined;
+  outcome?: AccessLookupOutcome | undefined;
 }
 
 /** Counters since the cache was made, and its size now. */

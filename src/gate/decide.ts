@@ -1,4 +1,4 @@
-import type { AccessAnswerSource } from '../access/cache.js';
+import type { AccessLookupOutcome } from '../access/cache.js';
 import type { GateEvent } from '../core/diagnostics.js';
 import { APIConnectionError, APIError, InvalidRequestError, RateLimitError } from '../core/errors/index.js';
 import { segment } from '../internal/checks.js';
@@ -119,7 +119,7 @@ async function ask<Req extends GateRequest>(
   lookup: NeedLookup<Req>,
   account: string,
 ): Promise<Looked<Req>> {
-  const outcome: { source?: AccessAnswerSource } = {};
+  const outcome: AccessLookupOutcome = {};
   try {
     if (await lookup.ask(gate.options.access, account, { outcome })) {
       return { kind: 'yes', source: outcome.source ?? 'live' };
