@@ -9,6 +9,7 @@ export {
   type AccessCache,
   type AccessCacheStats,
   type AccessLookupOptions,
+  type AccessLookupOutcome,
   createAccessCache,
 } from './access/cache.js';
 export type { AccessCacheOptions } from './access/options.js';
@@ -101,10 +102,18 @@ export type {
   UsageSummary,
 } from './schemas/usage.js';
 export type { WebhookEvent, WebhookEventName } from './schemas/webhook.js';
+export { type DeadLetters, deadLetters } from './tracker/dead-letters.js';
 // The usage tracker: createUsageTracker, its spool contract and the in-memory spool.
 export { memorySpool } from './tracker/memory-spool.js';
 export type { DeadLetterReason, UsageTrackerOptions } from './tracker/options.js';
-export type { Spool, SpoolEntry, SpooledEvent } from './tracker/spool.js';
+export type {
+  DeadLetter,
+  DeadLetterCause,
+  DeadLetterEntry,
+  Spool,
+  SpoolEntry,
+  SpooledEvent,
+} from './tracker/spool.js';
 export {
   createUsageTracker,
   type TrackerCloseOptions,

@@ -2,8 +2,10 @@ import { type FileHandle, mkdir, open, readFile, rename, unlink } from 'node:fs/
 import { join } from 'node:path';
 import { SpoolError } from '../core/errors/index.js';
 import { check, checkOptions, integer, required, text } from '../internal/checks.js';
-import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
-import { SpoolCore } from '../tracker/spool-core.js';
+import { letterMeta } from '../tracker/dead-letters.js';
+import type { DeadLetter, DeadLetterEntry, Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
+import { type DeadLetterSteps, deadLetterSteps, SpoolCore } from '../tracker/spool-core.js';
+import { DeadLetterFile } from './dead-letter-file.js';
 import { type FileLock, releaseLock, takeLock } from './file-lock.js';
 import { createSynced, ignoreMissing, syncDir, writeAll, writeSynced } from './fs.js';
 import { ackLine, decodeLog, entryLine, replaceLine, type SpoolRecord, startLine } from './record-format.js';
@@ -56,6 +58,9 @@ interface Compaction {
  * - **Replay**: `open()` reads the log; unacknowledged events are the leftovers that `take` hands
  *   out first. A torn last line (a crash in the middle of a write) is dropped; a record that cannot
  *   be read anywhere else is a `SpoolError` with code `'corrupt'` (never silently skipped).
+ * - **Dead letters**: an event the service refuses for good is moved to `dir/dead-letters.log`
+ *   (the event, the service's answer or error, attempts and times), synced before its entry is
+ *   acknowledged in the log, where `deadLetters(spool)` lists, replays or drops it.
  * - **Compaction**: past `compactAfterBytes`, when more than half of the log is acknowledged, the
  *   live entries are written to a new file that atomically replaces the log, while appends go on.
  *
@@ -103,6 +108,8 @@ class FileSpool implements Spool {
   #compaction: Compaction | undefined;
   /** Set when a write or sync failed: the log's tail is then unknown, so nothing more is accepted. */
   #broken: SpoolError | undefined;
+  readonly #letters: DeadLetterFile;
+  readonly #deadLetters: DeadLetterSteps;
 
   constructor(dir: string, compactAfter: number) {
     this.#dir = dir;
@@ -111,6 +118,61 @@ class FileSpool implements Spool {
     this.#compactAt = compactAfter;
     // Every failure here is the file system's: none passes by trying again at once.
     this.#core = new SpoolCore({ name: 'fileSpool', place: `in ${dir}`, transient: () => false });
+    this.#letters = new DeadLetterFile(dir);
+    const isId = (id: string) => /^[1-9]\d*$/.test(id);
+    this.#deadLetters = deadLetterSteps(this.#core, {
+      isEntryId: isId,
+      isLetterId: isId,
+      move: (entries) => this.#moveToLetters(entries),
+      list: async (max) => this.#letters.list(max),
+      replay: async (ids) => {
+        const chosen = this.#letters.chosen(ids);
+        if (!chosen.length) return [];
+        // Back in the log first: a crash before the letters are removed leaves an event in both,
+        // sent again under its key (counted once), never one in neither.
+        await this.#appendJson(chosen.map(([, letter]) => letter.json));
+        const replayed = chosen.map(([id]) => id);
+        await this.#letters.remove(replayed);
+        return replayed;
+      },
+      drop: async (ids) => {
+        const dropped = this.#letters.chosen(ids).map(([id]) => id);
+        if (dropped.length) await this.#letters.remove(dropped);
+        return dropped;
+      },
+    });
+  }
+
+  async deadLetter(entries: readonly DeadLetterEntry[]): Promise<void> {
+    this.#usable('deadLetter');
+    return this.#deadLetters.deadLetter(entries);
+  }
+
+  listDeadLetters(max?: number): Promise<DeadLetter[]> {
+    return this.#deadLetters.listDeadLetters(max);
+  }
+
+  async replayDeadLetters(ids: readonly string[] | 'all'): Promise<string[]> {
+    this.#usable('replayDeadLetters');
+    return this.#deadLetters.replayDeadLetters(ids);
+  }
+
+  dropDeadLetters(ids: readonly string[] | 'all'): Promise<string[]> {
+    return this.#deadLetters.dropDeadLetters(ids);
+  }
+
+  /** The letter durable first, then its entry acknowledged in the log (see {@link DeadLetterFile}). */
+  async #moveToLetters(entries: readonly DeadLetterEntry[]): Promise<void> {
+    const known = entries.filter((entry) => this.#live.has(entry.id));
+    if (!known.length) return;
+    await this.#letters.add(
+      known.map((entry) => ({
+        from: entry.id,
+        json: this.#live.get(entry.id)!.json,
+        meta: letterMeta(entry),
+      })),
+    );
+    await this.ack(known.map((entry) => entry.id));
   }
 
   /**
@@ -137,9 +199,11 @@ class FileSpool implements Spool {
       // A compaction that crashed before its rename left a partial copy; the log is whole.
       await unlink(join(this.#dir, COMPACT)).catch(ignoreMissing);
       const created = await this.#replay();
+      await this.#letters.load();
       this.#handle = await open(this.#logPath, 'a');
       // A new log's name must be durable before an append to it can be called durable.
       if (created) await syncDir(this.#dir);
+      await this.#ackMoved();
     } catch (error) {
       await this.#handle?.close().catch(() => undefined);
       this.#handle = undefined;
@@ -147,6 +211,17 @@ class FileSpool implements Spool {
       this.#lock = undefined;
       throw error;
     }
+  }
+
+  /** Acknowledges in the log the entries whose letters are kept: a move that a crash cut in two. */
+  async #ackMoved(): Promise<void> {
+    const moved = [...this.#letters.froms()].filter((id) => this.#live.has(id));
+    if (!moved.length) return;
+    const buf = Buffer.from(ackLine(moved));
+    await writeAll(this.#handle!, buf);
+    await this.#handle!.datasync();
+    this.#logBytes += buf.length;
+    for (const id of moved) this.#remove(id);
   }
 
   /** Reads the log into memory; drops (and truncates away) a torn last line. Returns whether the log is new. */
@@ -220,13 +295,17 @@ class FileSpool implements Spool {
 
   async append(events: readonly SpooledEvent[]): Promise<string[]> {
     this.#usable('append');
-    if (!events.length) return [];
+    return this.#appendJson(events.map((event) => JSON.stringify(event)));
+  }
+
+  /** Appends events given as JSON; resolves with their ids once synced. */
+  async #appendJson(jsons: readonly string[]): Promise<string[]> {
+    if (!jsons.length) return [];
     const ids: string[] = [];
     const adds: [string, string, string][] = [];
     let line = '';
-    for (const event of events) {
+    for (const json of jsons) {
       const id = String(this.#next++);
-      const json = JSON.stringify(event);
       const own = entryLine(id, json);
       ids.push(id);
       adds.push([id, json, own]);

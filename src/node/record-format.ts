@@ -39,26 +39,63 @@ export const startLine = (next: number): string => `{"t":"s","next":${next}}\n`;
  * @throws {@link SpoolError} `'corrupt'` for a whole line that is not a record.
  */
 export function decodeLog(data: Buffer, path: string): { records: SpoolRecord[]; end: number } {
+  return decodeLines(data, path, isRecord);
+}
+
+/**
+ * {@link decodeLog} for any log of JSON lines written the same way (the dead-letter file too):
+ * `is` tells a record of that log.
+ */
+export function decodeLines<R>(
+  data: Buffer,
+  path: string,
+  is: (v: unknown) => v is R,
+): { records: R[]; end: number } {
   const end = data.lastIndexOf(0x0a) + 1;
   const lines = data.toString('utf8', 0, end).split('\n');
   lines.pop(); // '' after the last \n
-  return { records: lines.map((line, i) => decodeRecord(line, i + 1, path)), end };
+  return { records: lines.map((line, i) => decodeRecord(line, i + 1, path, is)), end };
 }
 
-/** Parses and checks one line of the log; anything unexpected is a `'corrupt'` SpoolError. */
-function decodeRecord(line: string, lineNumber: number, path: string): SpoolRecord {
+/** Parses and checks one line of a log; anything unexpected is a `'corrupt'` SpoolError. */
+function decodeRecord<R>(line: string, lineNumber: number, path: string, is: (v: unknown) => v is R): R {
   let record: unknown;
   try {
     record = JSON.parse(line);
   } catch {
     record = undefined;
   }
-  if (isRecord(record)) return record;
+  if (is(record)) return record;
   throw new SpoolError(
     'corrupt',
     `fileSpool: ${path} line ${lineNumber} is not a spool record: ${JSON.stringify(line.slice(0, 80))} (a crash only ever tears the last line; this file was changed by something else)`,
   );
 }
+
+/**
+ * One record of a file spool's dead-letter file (`dead-letters.log`, beside the log), one JSON
+ * object per line:
+ * - `{"t":"d","id","from","event","letter"}`: a letter (`from`: the entry's id in the log, which
+ *   the move acknowledges next; `letter`: its reason, attempts and times);
+ * - `{"t":"s","next"}`: first line of a rewritten file, the next letter id to give.
+ */
+export type LetterRecord =
+  | { t: 'd'; id: string; from: string; event: SpooledEvent; letter: unknown }
+  | { t: 's'; next: number };
+
+/** The line of a letter (`json`: its event as the log held it; `meta`: its reason, attempts and times as JSON). */
+export const letterLine = (id: string, from: string, json: string, meta: string): string =>
+  `{"t":"d","id":${JSON.stringify(id)},"from":${JSON.stringify(from)},"event":${json},"letter":${meta}}\n`;
+
+/** Whether `v` is a record of the dead-letter file. */
+export function isLetterRecord(v: unknown): v is LetterRecord {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Record<string, unknown>;
+  if (r.t === 's') return isNext(r.next);
+  return r.t === 'd' && isId(r.id) && isId(r.from) && isEvent(r.event) && typeof r.letter === 'object';
+}
+
+const isNext = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 
 const isId = (v: unknown): v is string => typeof v === 'string' && /^[1-9]\d*$/.test(v);
 const isIds = (v: unknown): v is string[] => Array.isArray(v) && v.every(isId);
@@ -76,7 +113,7 @@ function isRecord(v: unknown): v is SpoolRecord {
     case 'r':
       return isIds(r.members) && isId(r.id) && isEvent(r.event);
     case 's':
-      return typeof r.next === 'number' && Number.isSafeInteger(r.next) && r.next > 0;
+      return isNext(r.next);
     default:
       return false;
   }

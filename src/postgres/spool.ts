@@ -1,10 +1,11 @@
 import { checkOptions, integer, text } from '../internal/checks.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
-import { Handout, SpoolCore } from '../tracker/spool-core.js';
+import { type DeadLetterSteps, deadLetterSteps, Handout, SpoolCore } from '../tracker/spool-core.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { driverOf, type Sql, transactionOf } from './driver.js';
 import { isTransient } from './failure.js';
-import { DEFAULT_TABLE, spoolDdlStatements } from './spool-ddl.js';
+import { DEFAULT_TABLE, deadLetterDdlStatements, deadLetterTable, spoolDdlStatements } from './spool-ddl.js';
+import { deadLetterStorage } from './spool-dead-letters.js';
 import { replaceRows } from './spool-replace.js';
 import {
   ackRows,
@@ -81,7 +82,9 @@ const rules = {
  * `idempotent: true` if they had gone through). Every insert NOTIFYs `channel` (at commit, in the
  * inserting transaction); each spool LISTENs on one dedicated connection, polls every `pollMs` as
  * well, and listens again when that connection is lost. Acknowledged rows are deleted (or kept for
- * `retentionMs`). The table is made when missing at `open()`, or in the caller's transaction by an
+ * `retentionMs`). An event the service refuses for good is moved, in one statement, into the
+ * dead-letter table beside (`<table>_dead_letters`: the event, the service's answer or error,
+ * attempts and times), where `deadLetters(spool)` lists, replays or drops it. The tables are made when missing at `open()`, or in the caller's transaction by an
  * `appendIn` that comes first ({@link postgresSpoolDdl} gives its SQL). `appendIn` needs neither
  * `open()` nor a connection of the spool's own.
  *
@@ -145,6 +148,10 @@ class PostgresSpool implements Spool {
   #handout = new Handout();
   /** Whether the table is known to exist, committed: `appendIn` then needs no check. */
   #tableSeen = false;
+  readonly deadLetter: DeadLetterSteps['deadLetter'];
+  readonly listDeadLetters: DeadLetterSteps['listDeadLetters'];
+  readonly replayDeadLetters: DeadLetterSteps['replayDeadLetters'];
+  readonly dropDeadLetters: DeadLetterSteps['dropDeadLetters'];
 
   constructor(
     private readonly table: SpoolTable,
@@ -152,12 +159,27 @@ class PostgresSpool implements Spool {
     private readonly placement: Placement,
   ) {
     this.#core = new SpoolCore({ name: 'postgresSpool', place: `on ${table.name}`, transient: isTransient });
+    const letters = qualifiedName(placement.schema, deadLetterTable(placement.table));
+    ({
+      deadLetter: this.deadLetter,
+      listDeadLetters: this.listDeadLetters,
+      replayDeadLetters: this.replayDeadLetters,
+      dropDeadLetters: this.dropDeadLetters,
+    } = deadLetterSteps(this.#core, deadLetterStorage(table, letters)));
   }
 
   open(): Promise<void> {
     return this.#core.open(async () => {
       try {
-        await ensureTable(this.table.db, this.placement.schema, this.placement.table, this.#ddl());
+        const { schema, table } = this.placement;
+        await ensureTable(this.table.db, schema, table, this.#ddl());
+        // A spool table made before dead letters were kept has none beside it yet.
+        await ensureTable(
+          this.table.db,
+          schema,
+          deadLetterTable(table),
+          deadLetterDdlStatements(schema, table),
+        );
         this.#tableSeen = true;
         if (this.placement.stableConsumer) await releaseLeases(this.table);
         await this.watcher.start();

@@ -1,7 +1,7 @@
 import { SpoolError } from '../core/errors/index.js';
 import { check, checkOptionsObject, integer, text } from '../internal/checks.js';
 import type { Spool } from '../tracker/spool.js';
-import { Handout, SpoolCore } from '../tracker/spool-core.js';
+import { deadLetterSteps, Handout, SpoolCore } from '../tracker/spool-core.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { adaptClient, type RedisClient } from './adapt.js';
 import { evalScript, px } from './client.js';
@@ -9,6 +9,7 @@ import { isTransient } from './failure.js';
 import { ACK, PENDING, SIZE } from './lua/spool.js';
 import { confirmedReplicas, replicaRules, replicaWait } from './replica-wait.js';
 import { RedisClock, writeBeforeDeadline } from './spool-clock.js';
+import { deadLetterKey, deadLetterStorage, isStreamId } from './spool-dead-letters.js';
 import { leaveGroup, openGroup, renew } from './spool-group.js';
 import { chunked, oddReply, type SpoolStream } from './spool-stream.js';
 import { taker } from './spool-take.js';
@@ -64,9 +65,8 @@ export interface RedisSpoolOptions {
   waitTimeoutMs?: number | undefined;
 }
 
-const STREAM_ID = /^\d+-\d+$/;
 /** The ids that can be entries of a stream: others are never sent to Redis (a script would fail on them). */
-const streamIds = (ids: readonly string[]): string[] => ids.filter((id) => STREAM_ID.test(id));
+const streamIds = (ids: readonly string[]): string[] => ids.filter(isStreamId);
 
 const rules = {
   stream: [text],
@@ -96,9 +96,13 @@ const rules = {
  * The stream holds only what is not acknowledged: `ack` acknowledges and deletes (XACK + XDEL), so
  * it stays as long as the backlog, with no trimming that could cut entries not sent yet. Consumers
  * that left nothing pending are removed from the group (on `close`, and on `open` for dead ones).
- * Needs Redis 6.2 or later (XAUTOCLAIM).
+ * An event the service refuses for good is moved, in one script, into the dead-letter stream
+ * beside (`<stream>:dead-letters`, or `{<stream>}:dead-letters` so that it shares the stream's
+ * slot: the event as stored, the service's answer or error, attempts and times), where
+ * `deadLetters(spool)` lists, replays or drops it. Needs Redis 6.2 or later (XAUTOCLAIM).
  *
- * Redis Cluster works as is: every script's one key is the stream, so no step can be `CROSSSLOT`,
+ * Redis Cluster works as is: every script's one key is the stream (the dead-letter steps': the
+ * stream and its dead-letter stream, in one slot), so no step can be `CROSSSLOT`,
  * and the stream needs no hash tag. One stream is one key, so one master serves every append and
  * take of it (and one replica copies them): past what one master takes, spread the events over
  * several spools with their own `stream` names (say per service or per shard of your accounts),
@@ -150,6 +154,13 @@ export function redisSpool(client: RedisClient, options: RedisSpoolOptions = {})
   const open = () => openGroup(spool, clock);
   let handout = new Handout();
   let takeNow = taker(spool, open);
+  const letters = deadLetterKey(stream);
+  const deadLetters = deadLetterSteps(
+    core,
+    deadLetterStorage(spool.group, (script, args) =>
+      evalScript(runner, script, [stream, letters], args, timeoutMs),
+    ),
+  );
 
   return {
     durable: true,
@@ -200,7 +211,7 @@ export function redisSpool(client: RedisClient, options: RedisSpoolOptions = {})
 
     async replace(members, aggregate) {
       const reply = await core.run('replace', async () => {
-        core.checkMembers(members, (id) => STREAM_ID.test(id));
+        core.checkMembers(members, isStreamId);
         const args = [spool.group, spool.consumer, JSON.stringify(aggregate), ...members];
         const written = await writeBeforeDeadline(spool, clock, 'replace', args);
         if (written[0] === 'ok') await replicated(spool, 'replace', [String(written[2])]);
@@ -220,6 +231,8 @@ export function redisSpool(client: RedisClient, options: RedisSpoolOptions = {})
 
     // Never what another consumer holds: a tracker counts these as its own leftovers.
     size: () => core.run('size', async () => Number(await spool.run(SIZE, [spool.group, spool.consumer]))),
+
+    ...deadLetters,
 
     close: () =>
       core.close(async () => {

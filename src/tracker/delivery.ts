@@ -7,6 +7,7 @@ import { unref } from '../util/timers.js';
 import type { Aggregation } from './aggregation.js';
 import { trackerBackoff } from './backoff.js';
 import { batcher } from './batcher.js';
+import { causeOf } from './dead-letters.js';
 import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
 import type { DeadLetterReason, UsageTrackerOptions } from './options.js';
 import { isWorthResending } from './send-failure.js';
@@ -65,6 +66,8 @@ export class Delivery {
   #paused = false;
   #probing = false;
   #leftoversHanded: () => void = () => {};
+  /** Sends of each entry under way or retried, and when the first began: what its dead letter keeps. */
+  readonly #attempts = new Map<string, { n: number; first: number }>();
   /** Waiting for a take that starts after they asked ({@link nextTake}). */
   #takeWaiters: (() => void)[] = [];
   /** Resolves once a take hands fewer entries than asked: what a previous run left has been handed. */
@@ -219,6 +222,9 @@ export class Delivery {
     work.begin();
     ledger.setSending(entry, true);
     const sentIn = this.#generation;
+    const attempts = this.#attempts.get(entry.id) ?? { n: 0, first: this.#o.clock.now() };
+    attempts.n++;
+    this.#attempts.set(entry.id, attempts);
     try {
       let reason: DeadLetterReason | undefined;
       try {
@@ -226,6 +232,7 @@ export class Delivery {
         if (!result.accepted) reason = { type: 'refused', result };
       } catch (error) {
         if (signal.aborted) {
+          this.#attempts.delete(entry.id);
           ledger.setSending(entry, false); // close gave up on it: it stays in the spool
           return;
         }
@@ -249,10 +256,13 @@ export class Delivery {
         ledger.setSending(entry, false);
         return;
       }
+      this.#attempts.delete(entry.id);
       try {
-        await this.#ack(entry.id);
+        if (reason && this.#o.spool.deadLetter) await this.#keep(entry, reason, attempts);
+        else await this.#ack(entry.id);
       } catch (error) {
-        // Recorded all the same; the entry may be sent again by a later run, under the same key.
+        // Recorded (or dead-lettered) all the same; the entry may be sent again by a later run,
+        // under the same key, and dead-lettered again.
         report(error, entry.event);
       }
       this.#o.settle(entry, reason ? 'deadLettered' : 'recorded');
@@ -271,6 +281,19 @@ export class Delivery {
     const { onDeadLetter, stopped } = this.#o;
     const done = safely(onDeadLetter && (() => onDeadLetter(entry.event, reason))).then(() => true);
     return Promise.race([done, stopped]);
+  }
+
+  /** Moves the entry into the spool's dead-letter store (instead of acknowledging it), with why and when. */
+  #keep(entry: LedgerEntry, reason: DeadLetterReason, attempts: { n: number; first: number }): Promise<void> {
+    const { spool, work, clock } = this.#o;
+    const letter = {
+      id: entry.id,
+      reason: causeOf(reason),
+      attempts: attempts.n,
+      firstAttemptAt: new Date(attempts.first).toISOString(),
+      deadLetteredAt: new Date(clock.now()).toISOString(),
+    };
+    return work.run(() => spool.deadLetter!([letter]));
   }
 
   #backOff(error: unknown): void {

@@ -1,6 +1,6 @@
 import { InvalidRequestError, SpoolError } from '../core/errors/index.js';
 import { unref } from '../util/timers.js';
-import type { SpoolEntry } from './spool.js';
+import type { DeadLetter, DeadLetterEntry, Spool, SpoolEntry } from './spool.js';
 
 /** What a spool tells its {@link SpoolCore}: its name and place for messages, and how its backend fails. */
 export interface SpoolBackend {
@@ -196,4 +196,57 @@ export class Handout {
     this.#held.clear();
     return held;
   }
+}
+
+/**
+ * A spool's dead-letter store: only its storage statements, each one atomic step. The ids it is
+ * given are of its form already ({@link deadLetterSteps} skipped the others), and never empty.
+ */
+export interface DeadLetterStorage {
+  /** Whether `id` can be an entry of the spool. */
+  isEntryId(id: string): boolean;
+  /** Whether `id` can be a letter of the store. */
+  isLetterId(id: string): boolean;
+  /** Moves the entries still in the spool into the store, with their reasons. */
+  move(entries: readonly DeadLetterEntry[]): Promise<void>;
+  /** The letters, oldest first, at most `max` (`undefined`: all). */
+  list(max: number | undefined): Promise<DeadLetter[]>;
+  /** Moves the letters back into the spool (events unchanged); resolves with those moved. */
+  replay(ids: readonly string[] | 'all'): Promise<string[]>;
+  /** Deletes the letters; resolves with those deleted. */
+  drop(ids: readonly string[] | 'all'): Promise<string[]>;
+}
+
+/** The dead-letter steps of {@link Spool}, as every durable spool of the SDK has them. */
+export type DeadLetterSteps = Required<
+  Pick<Spool, 'deadLetter' | 'listDeadLetters' | 'replayDeadLetters' | 'dropDeadLetters'>
+>;
+
+/**
+ * The dead-letter steps of a spool over its `storage`: each runs once the spool is open, its
+ * failure typed (see {@link SpoolCore.run}); ids that cannot be the backend's are skipped (as
+ * `ack` skips them), and a step left with none does no I/O.
+ */
+export function deadLetterSteps(core: SpoolCore, storage: DeadLetterStorage): DeadLetterSteps {
+  const letters = (ids: readonly string[] | 'all'): string[] | 'all' =>
+    ids === 'all' ? ids : ids.filter((id) => storage.isLetterId(id));
+  const some = (ids: string[] | 'all'): boolean => ids === 'all' || ids.length > 0;
+  return {
+    deadLetter: (entries) =>
+      core.run('deadLetter', async () => {
+        const known = entries.filter((entry) => storage.isEntryId(entry.id));
+        if (known.length) await storage.move(known);
+      }),
+    listDeadLetters: (max) => core.run('listDeadLetters', () => storage.list(max)),
+    replayDeadLetters: (ids) =>
+      core.run('replayDeadLetters', async () => {
+        const chosen = letters(ids);
+        return some(chosen) ? storage.replay(chosen) : [];
+      }),
+    dropDeadLetters: (ids) =>
+      core.run('dropDeadLetters', async () => {
+        const chosen = letters(ids);
+        return some(chosen) ? storage.drop(chosen) : [];
+      }),
+  };
 }

@@ -1,4 +1,5 @@
 import type { UsageWriteParams } from '../resources/usage.js';
+import type { UsageEventRefused } from '../schemas/usage.js';
 
 /** A usage event as the tracker sends it: checked, with its `event_key` fixed before any send. */
 export type SpooledEvent = UsageWriteParams & {
@@ -11,6 +12,53 @@ export interface SpoolEntry {
   /** The spool's id of the entry, unique within the spool. */
   id: string;
   /** The event to send, with the key it must always be sent under. */
+  event: SpooledEvent;
+}
+
+/**
+ * Why an entry was dead-lettered, as a spool keeps it: plain JSON, so it outlives the process that
+ * sent it. The service's refusal as it answered, or what the error said (the error itself, with its
+ * request and headers, is told to `onDeadLetter` only).
+ */
+export type DeadLetterCause =
+  | {
+      /** The service answered `accepted: false`. */
+      type: 'refused';
+      /** Its answer, with its `error_code`. */
+      result: UsageEventRefused;
+    }
+  | {
+      /** The service (or the request) failed for good: a 400, an unknown account (404), a 422… */
+      type: 'error';
+      /** The error's class name: `BadRequestError`. */
+      name: string;
+      /** The error's message. */
+      message: string;
+      /** The HTTP status, when the service answered one. */
+      status?: number | undefined;
+      /** The service's answer body, when it gave one. */
+      body?: unknown;
+    };
+
+/** What a tracker hands {@link Spool.deadLetter}: an entry it gives up on, and why. */
+export interface DeadLetterEntry {
+  /** The spool's id of the entry (as {@link Spool.take} handed it). */
+  id: string;
+  /** Why it was given up on: the service's answer or error. */
+  reason: DeadLetterCause;
+  /** Sends of the entry by the process that gave up on it (earlier runs' not counted). */
+  attempts: number;
+  /** When that process first sent it (ISO 8601). */
+  firstAttemptAt: string;
+  /** When it was given up on (ISO 8601). */
+  deadLetteredAt: string;
+}
+
+/** A dead letter as a durable spool keeps it: the event, under its original `event_key`, and why it was given up on. */
+export interface DeadLetter extends Omit<DeadLetterEntry, 'id'> {
+  /** The id of the letter in the spool's dead-letter store (not the entry's id in the spool). */
+  id: string;
+  /** The event as it was spooled, with the `event_key` a replay sends again. */
   event: SpooledEvent;
 }
 
@@ -86,6 +134,26 @@ export interface Spool {
    * spool is open.
    */
   watch?(wake: () => void): () => void;
+  /**
+   * Optional (the durable spools of the SDK): in one atomic step, moves entries out of the spool
+   * into its dead-letter store (a table, stream or file beside the spool's), each with its cause,
+   * attempts and times: never handed out again, kept until replayed or dropped. An id no longer in
+   * the spool (acknowledged by another instance meanwhile) is skipped. A tracker calls it instead of
+   * {@link ack} for an entry it gives up on; without it, such an entry is acknowledged (the memory
+   * spool: only `onDeadLetter` is told).
+   */
+  deadLetter?(entries: readonly DeadLetterEntry[]): Promise<void>;
+  /** Optional, with {@link deadLetter}: the dead letters kept, oldest first, at most `max` (default all). */
+  listDeadLetters?(max?: number): Promise<DeadLetter[]>;
+  /**
+   * Optional, with {@link deadLetter}: in one atomic step, moves the letters `ids` (or every one)
+   * back into the spool, their events unchanged (the service answers a key it recorded
+   * `idempotent: true`: a replay never charges twice). Resolves with the ids of the letters moved;
+   * an id that is no letter is skipped.
+   */
+  replayDeadLetters?(ids: readonly string[] | 'all'): Promise<string[]>;
+  /** Optional, with {@link deadLetter}: deletes the letters `ids` (or every one) for good; resolves with the ids deleted. */
+  dropDeadLetters?(ids: readonly string[] | 'all'): Promise<string[]>;
   /** Releases the spool (lock, files, timers); what was not acknowledged stays in a durable spool. Never rejects for a misuse. */
   close(): Promise<void>;
 }

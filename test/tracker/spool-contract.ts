@@ -16,8 +16,9 @@
  * its id). The suite closes every spool it made, ignoring errors.
  */
 import { afterEach, describe, expect, it, type TestContext } from 'vitest';
-import { SpoolError } from '../../src/core/errors/index.js';
-import type { Spool, SpoolEntry, SpooledEvent } from '../../src/tracker/spool.js';
+import { InvalidRequestError, SpoolError } from '../../src/core/errors/index.js';
+import { deadLetters, keepsDeadLetters } from '../../src/tracker/dead-letters.js';
+import type { DeadLetterEntry, Spool, SpoolEntry, SpooledEvent } from '../../src/tracker/spool.js';
 import { randomUUID } from '../../src/util/uuid.js';
 
 /** A valid event for the demo seed, with its key fixed; `n` makes each one distinct. */
@@ -66,7 +67,32 @@ function steps(spool: Spool): [string, () => Promise<unknown>][] {
     ['replace', () => spool.replace(some, spooledEvent(1))],
     ['pending', () => spool.pending(some)],
     ['size', () => spool.size?.() ?? Promise.reject(new SpoolError('closed', 'no size'))],
+    ...(keepsDeadLetters(spool)
+      ? ([
+          ['deadLetter', () => spool.deadLetter([letterOf('1')])],
+          ['listDeadLetters', () => spool.listDeadLetters()],
+          ['replayDeadLetters', () => spool.replayDeadLetters('all')],
+          ['dropDeadLetters', () => spool.dropDeadLetters('all')],
+        ] as [string, () => Promise<unknown>][])
+      : []),
   ];
+}
+
+/** What a tracker hands `deadLetter` for the entry `id` (a 400's reason). */
+function letterOf(id: string, attempts = 1): DeadLetterEntry {
+  return {
+    id,
+    reason: {
+      type: 'error',
+      name: 'BadRequestError',
+      message: 'unknown meter',
+      status: 400,
+      body: { error: 'x' },
+    },
+    attempts,
+    firstAttemptAt: '2026-01-02T03:04:05.000Z',
+    deadLetteredAt: '2026-01-02T03:04:06.000Z',
+  };
 }
 
 /** Each step of `spool` rejects with SpoolError `'closed'`. */
@@ -310,6 +336,89 @@ export function spoolContract(name: string, makeSpool: (place: string) => Spool 
       await spool.append([spooledEvent(0)]);
       await spool.close();
       await expectEveryStepClosed(spool);
+    });
+
+    test('dead letters: a durable spool keeps them (deadLetter moves entries out, list shows them with their reason, attempts and times); a memory spool keeps none', async () => {
+      const spool = await open();
+      if (!keepsDeadLetters(spool)) {
+        // The memory spool: its dead letters are told to onDeadLetter only, and deadLetters(spool) says so.
+        expect(() => deadLetters(spool)).toThrow(InvalidRequestError);
+        return;
+      }
+      expect(spool.durable).toBe(true);
+      const events = [0, 1, 2, 3].map((i) => spooledEvent(i));
+      const [a, b, c, d] = (await spool.append(events)) as [string, string, string, string];
+      expect(await takeAll(spool)).toHaveLength(4);
+      await spool.ack([c]);
+      // c was acknowledged (by another instance, say): it is skipped; ids no entry can have are too.
+      await spool.deadLetter([letterOf(a, 3), letterOf(b), letterOf(c), letterOf('not-an-id')]);
+      expect(await spool.pending([a, b, c, d])).toEqual([d]);
+      const letters = await deadLetters(spool).list();
+      expect(letters.map((letter) => letter.event)).toEqual([events[0], events[1]]);
+      expect(letters[0]).toMatchObject({
+        reason: letterOf(a).reason,
+        attempts: 3,
+        firstAttemptAt: '2026-01-02T03:04:05.000Z',
+        deadLetteredAt: '2026-01-02T03:04:06.000Z',
+      });
+      for (const letter of letters) expect(typeof letter.id).toBe('string');
+      expect(new Set(letters.map((letter) => letter.id)).size).toBe(2);
+      expect(await deadLetters(spool).list({ max: 1 })).toEqual(letters.slice(0, 1));
+      // Never handed again: neither here nor to the next run.
+      await spool.close();
+      made.splice(made.indexOf(spool), 1);
+      const again = await open();
+      expect(keysOf(await takeAll(again))).toEqual([events[3]?.event_key]);
+      expect(await deadLetters(again).list()).toEqual(letters);
+    });
+
+    test('dead letters: replay moves letters back into the spool under their original event_key, once; drop deletes them; unknown ids are skipped', async () => {
+      const spool = await open();
+      if (!keepsDeadLetters(spool)) return;
+      const events = [0, 1, 2].map((i) => spooledEvent(i, { metadata: { text: 'é ✓', n: [1, 2] } }));
+      const ids = await spool.append(events);
+      await takeAll(spool);
+      await spool.deadLetter(ids.map((id) => letterOf(id)));
+      const letters = deadLetters(spool);
+      const [x, y, z] = (await letters.list()).map((letter) => letter.id) as [string, string, string];
+
+      expect(await letters.replay([y, 'no-such-letter', '999999'])).toEqual([y]);
+      expect(await letters.replay([y])).toEqual([]); // replayed already: nothing twice
+      const back = await takeAll(spool);
+      expect(back.map((entry) => entry.event)).toEqual([events[1]]);
+      expect(ids).not.toContain(back[0]?.id);
+      expect((await letters.list()).map((letter) => letter.id)).toEqual([x, z]);
+
+      expect(await letters.drop([x])).toEqual([x]);
+      expect((await letters.list()).map((letter) => letter.event)).toEqual([events[2]]);
+      expect(await letters.replay('all')).toEqual([z]);
+      const zBack = await takeAll(spool);
+      expect(keysOf(zBack)).toEqual([events[2]?.event_key]);
+      await spool.ack(zBack.map((entry) => entry.id)); // recorded
+      expect(await letters.list()).toEqual([]);
+
+      await spool.deadLetter([letterOf(back[0]!.id)]);
+      expect(await letters.drop('all')).toHaveLength(1);
+      expect(await letters.list()).toEqual([]);
+      expect(await letters.replay('all')).toEqual([]);
+      // Dropped for good, and the replayed entry recorded: nothing left for the next run.
+      await spool.close();
+      made.splice(made.indexOf(spool), 1);
+      const next = await open();
+      expect(await takeAll(next)).toEqual([]);
+    });
+
+    test('dead letters: deadLetters(spool) checks what it is given, before any I/O', async () => {
+      const spool = await open();
+      if (!keepsDeadLetters(spool)) return;
+      const letters = deadLetters(spool);
+      for (const bad of ['some', [''], [1], undefined] as unknown as string[][]) {
+        const error = await rejection(async () => letters.replay(bad));
+        expect(error, String(bad)).toBeInstanceOf(InvalidRequestError);
+        expect((error as InvalidRequestError).message).toContain('ids');
+        expect(await rejection(async () => letters.drop(bad))).toBeInstanceOf(InvalidRequestError);
+      }
+      expect(await rejection(async () => letters.list({ max: 0 }))).toBeInstanceOf(InvalidRequestError);
     });
 
     test('misuse: close before open, twice, and twice at once resolve, doing nothing more', async () => {

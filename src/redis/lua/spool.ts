@@ -208,3 +208,69 @@ for i = 2, #ARGV do
   end
 end
 return handed`;
+
+/** The dead-letter stream's second field: the letter's reason, attempts and times (JSON). */
+export const LETTER = 'letter';
+
+/**
+ * Moves entries into the dead-letter stream KEYS[2] (in the stream's slot): each entry still in the
+ * stream is added there (its event as stored, and {@link LETTER} its reason, attempts and times),
+ * then acknowledged and deleted. ARGV[1] the group, then pairs: an entry's id, its letter's JSON.
+ * Answers how many were moved.
+ */
+export const DEAD_LETTER = `local n = 0
+for i = 2, #ARGV, 2 do
+  local e = redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])
+  if #e > 0 then
+    local json
+    for j = 1, #e[1][2], 2 do if e[1][2][j] == '${FIELD}' then json = e[1][2][j + 1] end end
+    if json then redis.call('XADD', KEYS[2], '*', '${FIELD}', json, '${LETTER}', ARGV[i + 1]) end
+    redis.call('XACK', KEYS[1], ARGV[1], ARGV[i])
+    redis.call('XDEL', KEYS[1], ARGV[i])
+    n = n + 1
+  end
+end
+return n`;
+
+/**
+ * The letters of the dead-letter stream KEYS[2] chosen by ARGV[2..] (ids; none with ARGV[1] =
+ * 'all': every one), as `{id, event, letter, ...}`, oldest first. The head of replay and drop.
+ */
+const CHOSEN = `local chosen = {}
+if ARGV[1] == 'all' then
+  chosen = redis.call('XRANGE', KEYS[2], '-', '+')
+else
+  for i = 2, #ARGV do
+    local e = redis.call('XRANGE', KEYS[2], ARGV[i], ARGV[i])
+    if #e > 0 then chosen[#chosen + 1] = e[1] end
+  end
+end
+local out = {}
+`;
+
+/**
+ * Moves letters back into the stream KEYS[1], their events as stored (original `event_key`s),
+ * and deletes them from the dead-letter stream KEYS[2]. ARGV as {@link CHOSEN}. Answers the
+ * letters' ids moved.
+ */
+export const REPLAY_LETTERS = `${CHOSEN}for _, e in ipairs(chosen) do
+  local json
+  for j = 1, #e[2], 2 do if e[2][j] == '${FIELD}' then json = e[2][j + 1] end end
+  if json then
+    redis.call('XADD', KEYS[1], '*', '${FIELD}', json)
+    redis.call('XDEL', KEYS[2], e[1])
+    out[#out + 1] = e[1]
+  end
+end
+return out`;
+
+/** Deletes letters of the dead-letter stream KEYS[2]. ARGV as {@link CHOSEN}. Answers their ids. */
+export const DROP_LETTERS = `${CHOSEN}for _, e in ipairs(chosen) do
+  redis.call('XDEL', KEYS[2], e[1])
+  out[#out + 1] = e[1]
+end
+return out`;
+
+/** The letters of the dead-letter stream KEYS[2], oldest first: at most ARGV[1] (0: all). Answers XRANGE's reply. */
+export const LIST_LETTERS = `if tonumber(ARGV[1]) > 0 then return redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', ARGV[1]) end
+return redis.call('XRANGE', KEYS[2], '-', '+')`;

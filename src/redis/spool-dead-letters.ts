@@ -1,0 +1,54 @@
+import { letterMeta, parseLetter } from '../tracker/dead-letters.js';
+import type { DeadLetter } from '../tracker/spool.js';
+import type { DeadLetterStorage } from '../tracker/spool-core.js';
+import { keySlot } from './keys.js';
+import { DEAD_LETTER, DROP_LETTERS, FIELD, LETTER, LIST_LETTERS, REPLAY_LETTERS } from './lua/spool.js';
+
+/** Stream entry ids: others are never sent to Redis (a script would fail on them). */
+export const isStreamId = (id: string): boolean => /^\d+-\d+$/.test(id);
+
+/**
+ * The key of the dead-letter stream beside `stream`, in its slot (a script moves entries between
+ * the two, which Redis Cluster allows only within one slot): `<stream>:dead-letters` when that
+ * hashes alike (the stream has a hash tag, or no cluster cares), else `{<stream>}:dead-letters`.
+ */
+export function deadLetterKey(stream: string): string {
+  const plain = `${stream}:dead-letters`;
+  return keySlot(plain) === keySlot(stream) ? plain : `{${stream}}:dead-letters`;
+}
+
+/**
+ * The storage steps of a `redisSpool`'s dead letters, each one Lua script: `run(script, keys,
+ * args)` runs it with the stream and the dead-letter stream ({@link deadLetterKey}) as its keys.
+ */
+export function deadLetterStorage(
+  group: string,
+  run: (script: string, args: (string | number)[]) => Promise<unknown>,
+): DeadLetterStorage {
+  const idsOf = (reply: unknown): string[] => (Array.isArray(reply) ? reply.map(String) : []);
+  const chosen = (ids: readonly string[] | 'all'): string[] => (ids === 'all' ? ['all'] : ['ids', ...ids]);
+  return {
+    isEntryId: isStreamId,
+    isLetterId: isStreamId,
+    async move(entries) {
+      const args: string[] = [group];
+      for (const { id, ...letter } of entries) args.push(id, letterMeta(letter));
+      await run(DEAD_LETTER, args);
+    },
+    async list(max) {
+      const reply = await run(LIST_LETTERS, [max ?? 0]);
+      const out: DeadLetter[] = [];
+      for (const entry of Array.isArray(reply) ? reply : []) {
+        const [id, fields] = entry as [unknown, unknown];
+        const values = new Map<string, unknown>();
+        if (Array.isArray(fields))
+          for (let i = 0; i + 1 < fields.length; i += 2) values.set(String(fields[i]), fields[i + 1]);
+        const letter = parseLetter(String(id), values.get(FIELD), values.get(LETTER));
+        if (letter) out.push(letter);
+      }
+      return out;
+    },
+    replay: async (ids) => idsOf(await run(REPLAY_LETTERS, chosen(ids))),
+    drop: async (ids) => idsOf(await run(DROP_LETTERS, chosen(ids))),
+  };
+}
