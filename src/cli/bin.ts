@@ -6,6 +6,7 @@
  */
 import { VERSION } from '../version.js';
 import { parseCommand, USAGE } from './args.js';
+import { deadLettersCommand } from './dead-letters.js';
 import { doctor } from './doctor.js';
 import { CliFailure, messageOf } from './fail.js';
 import { Printer } from './printer.js';
@@ -35,7 +36,7 @@ async function main(): Promise<number> {
     case 'doctor':
       return doctor(command.spool, new Printer(command.json));
     case 'dead-letters':
-      throw new CliFailure('dead-letters is not available in this build yet');
+      return deadLettersCommand(command.args, new Printer(command.args.json));
   }
 }
 

@@ -1,8 +1,10 @@
+import { deadLetters, keepsDeadLetters } from '../tracker/dead-letters.js';
 import type { SpoolFlags } from './args.js';
 import { type CheckResult, fail, pass, skip } from './check.js';
+import { withOpenSpool } from './dead-letters.js';
 import { CliFailure, messageOf } from './fail.js';
 import { duration } from './progress.js';
-import { openTarget } from './targets/index.js';
+import { openTarget, type SpoolTarget } from './targets/index.js';
 
 /**
  * Age past which a waiting event fails the backlog check: a relay (or an app's tracker) sends
@@ -11,9 +13,27 @@ import { openTarget } from './targets/index.js';
  */
 export const STALE_MS = 15 * 60_000;
 
+/** How many dead letters the spool keeps: any is a failure (events not charged until replayed). */
+async function deadLetterCheck(target: SpoolTarget): Promise<CheckResult> {
+  if (!keepsDeadLetters(target.spool)) return skip('dead letters', 'this spool keeps none');
+  let count: number;
+  try {
+    count = await withOpenSpool(target, async () => (await deadLetters(target.spool).list()).length);
+  } catch (error) {
+    // A file spool's lock held by its relay or app: the letters are there, but not readable now.
+    if (error instanceof CliFailure) return skip('dead letters', `not counted: ${error.message}`);
+    throw error;
+  }
+  if (count === 0) return pass('dead letters', 'none');
+  return fail(
+    'dead letters',
+    `${count} events the service refused for good, not charged: see them with billing-sdk dead-letters list (same spool flags), replay them once the cause is fixed`,
+  );
+}
+
 /**
  * The checks of a spool: it can be reached (and its driver is installed), its table, stream or log
- * is there, and how many events wait and for how long.
+ * is there, how many events wait and for how long, and how many dead letters it keeps.
  */
 export async function spoolChecks(flags: SpoolFlags): Promise<CheckResult[]> {
   let target: Awaited<ReturnType<typeof openTarget>>;
@@ -46,6 +66,7 @@ export async function spoolChecks(flags: SpoolFlags): Promise<CheckResult[]> {
           : pass('backlog', text),
       );
     }
+    checks.push(await deadLetterCheck(target));
     return checks;
   } catch (error) {
     return [fail('spool', `${target.label}: ${messageOf(error)}`), skip('backlog', 'not checked')];
