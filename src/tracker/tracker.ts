@@ -320,10 +320,18 @@ class Tracker {
     }
     this.#tell('queued');
     this.#delivery.wakeSoon();
-    const done = prompt
-      ? Promise.race([this.#ledger.settled([id]), this.#stopped]).then(() => {})
-      : undefined;
-    return { tracked: { event_key }, done: done ?? Promise.resolve() };
+    return { tracked: { event_key }, done: prompt ? this.#sent(id) : Promise.resolve() };
+  }
+
+  /**
+   * Settles once the entry `id` left the spool and then every send, take and wait under way is
+   * done (or once close gave up). The second half is for workerd: a request's context that ends
+   * cancels the I/O begun in it, and a send begun for another request's event may have begun in
+   * this one's (the loop starts the next send where the last one ended).
+   */
+  async #sent(id: string): Promise<void> {
+    await Promise.race([this.#ledger.settled([id]), this.#stopped]);
+    await Promise.race([this.#work.quiet(), this.#stopped]);
   }
 
   /**

@@ -8,6 +8,7 @@ import { build, type Metafile } from 'esbuild';
 import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockServer, startMockServer } from '../../src/testing/index.js';
+import { until } from '../helpers.js';
 import {
   collectTracing,
   credits,
@@ -223,4 +224,44 @@ describe('on Cloudflare workerd with nodejs_compat (Miniflare)', () => {
     const { throwing } = await traced();
     expectSubscriberErrorsIsolated(throwing, { reported: false });
   }, 15_000);
+});
+
+describe('on Cloudflare workerd: usage through ctx.waitUntil (Miniflare)', () => {
+  const worker = useWorker('waituntil-worker.mjs');
+  const EVENTS = '/api/usage/events/';
+  /** Usage events the mock recorded for the worker's account. */
+  const recorded = () =>
+    worker.mock.store.usageEvents.filter((e) => e.account_ref_id === 'acct_active').length;
+
+  it('a route gated with gate.protect answers before its usage is sent; every event reaches the mock through ctx.waitUntil', async () => {
+    const before = recorded();
+    // The service is slow: an answer that waited for the usage would take 1 s at least.
+    worker.mock.faults.add({ method: 'POST', path: EVENTS, delayMs: 1_000, times: Number.POSITIVE_INFINITY });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          fetch(new URL('/usage', worker.workerUrl), {
+            headers: { 'x-account': 'acct_active' },
+            signal: AbortSignal.timeout(10_000),
+          }),
+        ),
+      );
+      // Every answer is in while no usage has been recorded yet: none waited for its send.
+      expect(recorded(), worker.output).toBe(before);
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+      await Promise.all(answers.map((a) => a.text()));
+      // No request keeps the isolate busy now: only the waitUntil promises do.
+      await until(() => recorded() === before + 5, 10_000);
+      // The worker learns of the last one once the mock's answer is back: asked until it has.
+      let stats: unknown;
+      for (const deadline = Date.now() + 5_000; Date.now() < deadline; ) {
+        stats = await worker.call('/stats');
+        if ((stats as { recorded: number }).recorded === 5) break;
+      }
+      expect(stats).toMatchObject({ recorded: 5, queued: 0, inFlight: 0 });
+      expect(worker.mock.requests.count({ method: 'POST', path: EVENTS })).toBe(5);
+    } finally {
+      worker.mock.faults.clear();
+    }
+  }, 20_000);
 });
