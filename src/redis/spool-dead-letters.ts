@@ -10,11 +10,16 @@ export const isStreamId = (id: string): boolean => /^\d+-\d+$/.test(id);
 /**
  * The key of the dead-letter stream beside `stream`, in its slot (a script moves entries between
  * the two, which Redis Cluster allows only within one slot): `<stream>:dead-letters` when that
- * hashes alike (the stream has a hash tag, or no cluster cares), else `{<stream>}:dead-letters`.
+ * hashes alike (the stream has a hash tag), else `{<stream>}:dead-letters`; for a name with braces
+ * that are no hash tag (`a}b`), `<stream>:dead-letters:<n>` with the first `n` that lands there.
  */
 export function deadLetterKey(stream: string): string {
-  const plain = `${stream}:dead-letters`;
-  return keySlot(plain) === keySlot(stream) ? plain : `{${stream}}:dead-letters`;
+  const slot = keySlot(stream);
+  for (const key of [`${stream}:dead-letters`, `{${stream}}:dead-letters`])
+    if (keySlot(key) === slot) return key;
+  // 16 384 slots: a match comes within some tens of thousands of tries, once per spool.
+  for (let n = 0; ; n++)
+    if (keySlot(`${stream}:dead-letters:${n}`) === slot) return `${stream}:dead-letters:${n}`;
 }
 
 /**

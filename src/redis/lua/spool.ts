@@ -1,7 +1,8 @@
 /**
- * The Lua scripts of `redisSpool`, one atomic step each. Every script's one key, KEYS[1], is the
+ * The Lua scripts of `redisSpool`, one atomic step each. Every script's first key, KEYS[1], is the
  * stream; each entry holds one field, {@link FIELD}, the event as JSON with its `event_key`. The
- * stream holds only entries not acknowledged yet: acknowledging an entry deletes it.
+ * stream holds only entries not acknowledged yet: acknowledging an entry deletes it. The
+ * dead-letter scripts' second key, KEYS[2], is the dead-letter stream, in the stream's slot.
  *
  * @module
  */
