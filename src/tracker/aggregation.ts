@@ -38,6 +38,8 @@ export class Aggregation {
    * with the longest its window may still stay open (`undefined`: `windowMs`).
    */
   readonly #summable = new Map<string, number | undefined>();
+  /** Members waiting in a window, each counted as work under way. */
+  #held = 0;
   /** Flushes under way: windows close as soon as their events are handed. */
   #flushes = 0;
 
@@ -47,6 +49,7 @@ export class Aggregation {
       windowMs: options.windowMs,
       clock: options.clock,
       formed: (members, aggregate) => {
+        this.#release(members.length);
         if (aggregate) void this.#replace(members, aggregate);
         else options.enqueue(members);
       },
@@ -73,6 +76,10 @@ export class Aggregation {
     if (!this.#summable.has(key)) return false;
     const withinMs = this.#summable.get(key);
     this.#summable.delete(key);
+    // Work under way until its window closes: in workerd, the request that began the window's
+    // timer must outlive it (a waitUntil promise waits for the tracker's work; see tracker.ts).
+    this.#held++;
+    this.#options.work.begin();
     this.#windows.add(entry, withinMs);
     return true;
   }
@@ -100,6 +107,13 @@ export class Aggregation {
   /** Forgets the windows: their members stay in the spool, unsent. */
   stop(): void {
     this.#windows.stop();
+    this.#release(this.#held);
+  }
+
+  /** `count` members left their windows: no longer work under way. */
+  #release(count: number): void {
+    this.#held -= count;
+    for (let i = 0; i < count; i++) this.#options.work.end();
   }
 
   /**
