@@ -212,11 +212,14 @@ function command(name: string, positionals: string[], values: Values): Command {
 
 /**
  * Parses `billing-sdk`'s arguments (without `node` and the script) with Node's `parseArgs`. Pure:
- * never throws and never reads the environment. `--help` wins, then `--version`; otherwise the
+ * never reads the environment, and throws only on a bug. `-h`/`--help` wins over everything else,
+ * then `--version`, as with `billing-sdk-mock`; otherwise the
  * first problem (no command, an unknown one or flag, a flag of another command, a missing or bad
  * value, no spool or two) is `{ kind: 'error' }`.
  */
 export function parseCommand(argv: readonly string[]): Command {
+  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
+  if (argv.includes('--version')) return { kind: 'version' };
   try {
     const { values, positionals } = parseArgs({
       args: [...argv],
@@ -224,8 +227,6 @@ export function parseCommand(argv: readonly string[]): Command {
       allowPositionals: true,
       strict: true,
     }) as { values: Values; positionals: string[] };
-    if (values.help) return { kind: 'help' };
-    if (values.version) return { kind: 'version' };
     const [name, ...rest] = positionals;
     if (name === undefined) throw new Usage('which command? relay, dead-letters or doctor');
     return command(name, rest, values);
