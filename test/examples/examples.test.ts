@@ -59,6 +59,12 @@ const expected: Record<string, RegExp[]> = {
     /second run: sent the \d+ left first/,
     /usage added: 3999 \(tracked 3999 in 3500 events\): exactly once/,
   ],
+  'serverless-edge.mjs': [
+    /Worker: GET \/api\/search → 200, usage recorded so far: 0\n\s+once ctx\.waitUntil's promises settled: usage recorded 1/,
+    /Function: after its waitUntil settled, usage recorded 2/,
+    /Writer: 3 events in the spool, 0 sent, unsent 0/,
+    /Relay: usage recorded 5: each event once/,
+  ],
   'metering.mjs': [/job-2: \{ ran: false, reason: 'insufficient_credits'/, /credits left: 960/],
   'opentelemetry.mjs': [
     /^invoices\.list \[INTERNAL OK\] .*billing_sdk\.retry_count=1 http\.response\.status_code=200$/m,
