@@ -12,6 +12,8 @@ import {
 import { keySlot, tagged } from '../../src/redis/keys.js';
 import * as access from '../../src/redis/lua/access.js';
 import * as cooldown from '../../src/redis/lua/cooldown.js';
+import { deadLetterKey } from '../../src/redis/spool-dead-letters.js';
+import { deadLetters } from '../../src/tracker/dead-letters.js';
 import { type AnyClient, connectAny } from './clients.js';
 import { useCluster } from './cluster.js';
 import { waitUntil } from './processes.js';
@@ -157,6 +159,39 @@ describe.each(KINDS)('every operation on a Redis Cluster with %s, default option
     expect(await spool.size?.()).toBe(0);
     await spool.close();
     await replicated.close();
+  });
+
+  it('redisSpool dead letters: deadLetter, list, replay, drop (two keys: the stream and its dead-letter stream, one slot), default and tagged streams', async () => {
+    for (const stream of ['billing-sdk:usage', `app:{${kind}}:usage`, 'a}b', '{}x']) {
+      expect(keySlot(deadLetterKey(stream)), stream).toBe(keySlot(stream));
+    }
+    for (const stream of [undefined, `app:{${kind}}:usage`]) {
+      const spool = redisSpool(client(), stream ? { stream } : {});
+      await spool.open();
+      const event = (n: number) => ({
+        account_ref_id: 'acct_1',
+        product_code: 'api',
+        meter_code: 'calls',
+        quantity: n,
+        event_key: `${kind}-${stream}-${n}`,
+      });
+      const ids = await spool.append([event(1), event(2)]);
+      await spool.take(10);
+      const reason = { type: 'error' as const, name: 'BadRequestError', message: 'no meter', status: 400 };
+      await spool.deadLetter?.(
+        ids.map((id) => ({ id, reason, attempts: 1, firstAttemptAt: '', deadLetteredAt: '' })),
+      );
+      const letters = deadLetters(spool);
+      const kept = await letters.list();
+      expect(kept.map((letter) => letter.event.quantity)).toEqual([1, 2]);
+      expect(await letters.replay([kept[0]!.id])).toEqual([kept[0]!.id]);
+      const back = await spool.take(10);
+      expect(back.map((entry) => entry.event.event_key)).toEqual([kept[0]!.event.event_key]);
+      await spool.ack(back.map((entry) => entry.id));
+      expect(await letters.drop('all')).toEqual([kept[1]!.id]);
+      expect(await spool.pending(ids)).toEqual([]);
+      await spool.close();
+    }
   });
 
   it('a prefix holding a tag of its own puts every key in that one slot, and still works', async () => {
