@@ -70,6 +70,7 @@ describe('the guides', () => {
       'guides/postgres.md',
       'guides/production.md',
       'guides/runtimes.md',
+      'guides/serverless.md',
       'guides/several-instances.md',
       'guides/testing.md',
       'guides/troubleshooting.md',
