@@ -67,6 +67,7 @@ describe('the guides', () => {
       'guides/gating-routes.md',
       'guides/glossary.md',
       'guides/observability.md',
+      'guides/operating.md',
       'guides/postgres.md',
       'guides/production.md',
       'guides/runtimes.md',
