@@ -165,7 +165,7 @@ class PostgresSpool implements Spool {
       listDeadLetters: this.listDeadLetters,
       replayDeadLetters: this.replayDeadLetters,
       dropDeadLetters: this.dropDeadLetters,
-    } = deadLetterSteps(this.#core, deadLetterStorage(table, letters)));
+    } = deadLetterSteps(this.#core, deadLetterStorage(table, letters), () => this.#handout));
   }
 
   open(): Promise<void> {

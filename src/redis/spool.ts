@@ -160,6 +160,7 @@ export function redisSpool(client: RedisClient, options: RedisSpoolOptions = {})
     deadLetterStorage(spool.group, (script, args) =>
       evalScript(runner, script, [stream, letters], args, timeoutMs),
     ),
+    () => handout,
   );
 
   return {

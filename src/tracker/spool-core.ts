@@ -225,15 +225,22 @@ export type DeadLetterSteps = Required<
 /**
  * The dead-letter steps of a spool over its `storage`: each runs once the spool is open, its
  * failure typed (see {@link SpoolCore.run}); ids that cannot be the backend's are skipped (as
- * `ack` skips them), and a step left with none does no I/O.
+ * `ack` skips them), and a step left with none does no I/O. With `handout` (a shared spool's
+ * current {@link Handout}), entries moved are no longer renewed, whatever happens: if the move
+ * failed, their lease expires and they are sent again under their keys rather than held for ever.
  */
-export function deadLetterSteps(core: SpoolCore, storage: DeadLetterStorage): DeadLetterSteps {
+export function deadLetterSteps(
+  core: SpoolCore,
+  storage: DeadLetterStorage,
+  handout?: () => Handout,
+): DeadLetterSteps {
   const letters = (ids: readonly string[] | 'all'): string[] | 'all' =>
     ids === 'all' ? ids : ids.filter((id) => storage.isLetterId(id));
   const some = (ids: string[] | 'all'): boolean => ids === 'all' || ids.length > 0;
   return {
     deadLetter: (entries) =>
       core.run('deadLetter', async () => {
+        handout?.().drop(entries.map((entry) => entry.id));
         const known = entries.filter((entry) => storage.isEntryId(entry.id));
         if (known.length) await storage.move(known);
       }),

@@ -11,7 +11,7 @@ import { spooledEvent } from '../tracker/spool-contract.js';
 const root = mkdtempSync(join(tmpdir(), 'billing-sdk-file-dead-letters-'));
 afterAll(() => rm(root, { recursive: true, force: true }));
 
-const reason = { type: 'error', name: 'BadRequestError', message: 'no such meter', status: 400 };
+const reason = { type: 'error' as const, name: 'BadRequestError', message: 'no such meter', status: 400 };
 const meta = {
   reason,
   attempts: 2,
