@@ -1,15 +1,19 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUsageTracker } from '../../src/index.js';
 import { postgresSpool, postgresSpoolDdl } from '../../src/postgres/index.js';
 import { deadLetters } from '../../src/tracker/dead-letters.js';
 import type { DeadLetterEntry, Spool } from '../../src/tracker/spool.js';
+import { clientFor, useMockServer } from '../helpers.js';
 import { spooledEvent } from '../tracker/spool-contract.js';
+import { PREPAID } from '../tracker/support.js';
 import { usePostgres } from './cluster.js';
 
 // What the Spool contract's dead-letter tests do not reach: a spool with a retention, and a table
 // made before dead letters were kept (no dead-letter table beside it yet).
 
 const cluster = usePostgres();
+const mock = useMockServer();
 let pool: pg.Pool;
 const made: Spool[] = [];
 beforeAll(() => {
@@ -99,5 +103,38 @@ describe('postgresSpool dead letters', () => {
     await spool.take(1);
     await spool.deadLetter?.([letterOf(id!)]);
     expect(await deadLetters(spool).list()).toHaveLength(1);
+  });
+});
+
+describe('a tracker on postgresSpool', () => {
+  it('moves a refused event into <table>_dead_letters with the service’s answer, and tells onDeadLetter too', async () => {
+    const table = freshTable('tracker');
+    const spool = postgresSpool(pool, { table });
+    const told: string[] = [];
+    const tracker = createUsageTracker(clientFor(mock.server, { maxRetries: 0 }), {
+      spool,
+      onDeadLetter: (event) => void told.push(event.event_key),
+    });
+    try {
+      const { event_key } = await tracker.track({ ...PREPAID, quantity: 2 });
+      await tracker.flush();
+      expect(told).toEqual([event_key]);
+      const { rows } = await pool.query(
+        `SELECT event->>'event_key' AS key, reason, attempts FROM ${table}_dead_letters`,
+      );
+      expect(rows).toEqual([
+        {
+          key: event_key,
+          reason: {
+            type: 'refused',
+            result: { accepted: false, error_code: 'invalid_usage_model', event_key },
+          },
+          attempts: 1,
+        },
+      ]);
+      expect((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(0);
+    } finally {
+      await tracker.close();
+    }
   });
 });
