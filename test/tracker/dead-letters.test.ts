@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { InvalidRequestError } from '../../src/core/errors/index.js';
+import { InvalidRequestError, SpoolError } from '../../src/core/errors/index.js';
 import { createUsageTracker, deadLetters, type SpooledEvent, type UsageTracker } from '../../src/index.js';
 import { fileSpool } from '../../src/node/file-spool.js';
 import { memorySpool } from '../../src/tracker/memory-spool.js';
@@ -122,6 +122,36 @@ describe('dead letters kept by a durable spool', () => {
     expect(next.stats().recorded).toBe(1);
     expect(total()).toBe(before);
     expect(mock.server.store.usageEvent(event.event_key)?.quantity).toBe(5);
+  });
+
+  it('a move that fails is told to onError and leaves the entry in the spool (a later run sends it again, under its key): nothing lost', async () => {
+    const inner = memorySpool();
+    const spool = {
+      ...inner,
+      open: () => inner.open(),
+      close: () => inner.close(),
+      deadLetter: () => Promise.reject(new SpoolError('unavailable', 'store down')),
+      listDeadLetters: async () => [],
+      replayDeadLetters: async () => [],
+      dropDeadLetters: async () => [],
+    };
+    const errors: unknown[] = [];
+    const told: string[] = [];
+    const made = tracker({
+      spool,
+      onDeadLetter: (event) => void told.push(event.event_key),
+      onError: (error) => void errors.push(error),
+    });
+    const { event_key } = await made.track({ ...PREPAID, quantity: 1 });
+    await made.flush();
+    expect(told).toEqual([event_key]);
+    expect(errors.some((error) => error instanceof SpoolError && error.code === 'unavailable')).toBe(true);
+    expect(made.stats()).toMatchObject({ deadLettered: 1, queued: 0 });
+    await made.close();
+    // Not acknowledged: the spool opened again (as the next run) hands it.
+    await inner.open();
+    expect((await inner.take(10)).map((left) => left.event.event_key)).toEqual([event_key]);
+    await inner.close();
   });
 
   it('a memory spool keeps none: its dead letters go to onDeadLetter only, and deadLetters(spool) says so', async () => {
