@@ -66,8 +66,10 @@ export interface UsageTrackerOptions {
     | undefined;
   /**
    * Told once per event the service refused (`accepted: false`) or failed for good (400, 404, 422…):
-   * never retried, acknowledged in the spool once this returns (or its promise settles), so store it
-   * somewhere if it matters. A callback that throws is ignored.
+   * never retried; once this returns (or its promise settles) the event leaves the spool. A durable
+   * spool keeps it as a dead letter (`deadLetters(spool)` lists, replays or drops it); with
+   * `memorySpool` this is all there is of it, so store it somewhere if it matters. A callback that
+   * throws is ignored.
    */
   onDeadLetter?: ((event: SpooledEvent, reason: DeadLetterReason) => void | Promise<void>) | undefined;
   /**
