@@ -5,7 +5,7 @@ import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
 import { type HonoHandler, honoAdapter } from './hono.js';
 import { PaywallLinks } from './links.js';
 import { type CheckedNeeds, checkNeeds, quantityOf } from './needs.js';
-import { type GateRoute, succeeded, waitUntilIn } from './route.js';
+import { type GateRoute, succeeded, type WaitUntil, waitUntilIn } from './route.js';
 import type {
   Gate,
   GateAllowed,
@@ -16,7 +16,6 @@ import type {
   HonoMiddleware,
   NodeMiddleware,
   NodeResponseLike,
-  WaitUntil,
 } from './types.js';
 
 const OPERATION = 'createGate';

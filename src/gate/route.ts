@@ -1,4 +1,7 @@
-import type { GateAllowed, GateDecision, WaitUntil } from './types.js';
+import type { GateAllowed, GateDecision } from './types.js';
+
+/** A platform's `waitUntil`: keeps the function or isolate alive until `promise` settles. */
+export type WaitUntil = (promise: Promise<unknown>) => void;
 
 /**
  * One gated route as its adapter sees it: the decision for a request and, after a 2xx answer, the

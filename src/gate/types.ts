@@ -151,11 +151,8 @@ export interface GateOptions<Req extends GateRequest = Request> {
    * `waitUntil`, and `gate.hono` with `c.executionCtx`. With a `waitUntil`, `protect` and `hono`
    * answer without waiting for the event to be stored.
    */
-  waitUntil?: WaitUntil | undefined;
+  waitUntil?: ((promise: Promise<unknown>) => void) | undefined;
 }
-
-/** A platform's `waitUntil`: keeps the function or isolate alive until `promise` settles. */
-export type WaitUntil = (promise: Promise<unknown>) => void;
 
 /** Where an allowed request's answer came from: memory, memory past its ttl, the service, or the fallback. */
 export type GateSource = 'cache' | 'live' | 'stale' | 'fallback';

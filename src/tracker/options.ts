@@ -83,7 +83,7 @@ export interface UsageTrackerOptions {
    * `after`, Netlify's `context.waitUntil`). Each `track` hands it a promise that settles once the
    * event is recorded by the service, dead-lettered, or (with `relay: false`) in the spool; it never
    * rejects. An event handed to it is not held in an aggregation window longer than
-   * {@link WAIT_UNTIL_WINDOW_MS}. For a per-request context (Cloudflare's `ctx.waitUntil`, Hono's
+   * 1 second. For a per-request context (Cloudflare's `ctx.waitUntil`, Hono's
    * `c.executionCtx.waitUntil`) pass it to `track` instead. See the "Serverless and edge" guide.
    */
   waitUntil?: ((promise: Promise<unknown>) => void) | undefined;

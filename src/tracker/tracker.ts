@@ -53,7 +53,7 @@ export interface TrackOptions {
    * option: it is handed, at once, a promise that settles once the event is recorded by the
    * service or dead-lettered (with `relay: false`, or with `transaction`, once it is written); it
    * never rejects, whatever `track` does. The event is not held in an aggregation window longer
-   * than {@link WAIT_UNTIL_WINDOW_MS}. Pass it as a function that keeps its object
+   * than 1 second. Pass it as a function that keeps its object
    * (`(p) => ctx.waitUntil(p)`, or `ctx.waitUntil.bind(ctx)`).
    */
   waitUntil?: ((promise: Promise<unknown>) => void) | undefined;
