@@ -2,48 +2,26 @@
 // event the service refuses with 400 is dead-lettered by the relay, `list` shows it with its
 // reason, `doctor` counts it, `replay` puts it back under its key and the next relay records it
 // once; `drop` deletes one for good, and an id that is no letter exits 1.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { usePostgres } from '../postgres/cluster.js';
 import { useRedisServer } from '../redis/redis-server.js';
-import {
-  type Backend,
-  events,
-  fileBackend,
-  postgresBackend,
-  redisBackend,
-  run,
-  seed,
-  useCli,
-} from './helpers.js';
+import { durableSpools, events, run, seed, USAGE_PATH, useBackend, useCli } from './helpers.js';
 
 const cli = useCli();
 const postgres = usePostgres();
 const redis = useRedisServer();
-const USAGE_PATH = '/api/usage/events/';
 
-describe.each([
-  ['postgres', () => postgresBackend(postgres.cluster.url)],
-  ['redis', () => redisBackend(redis.server.url)],
-  ['file', () => fileBackend()],
-] as const)('dead letters of a %s spool', (_, make) => {
-  let backend: Backend;
-  beforeEach(() => {
-    backend = make();
-    cli.mock.faults.clear();
-  });
-  afterEach(async () => {
-    cli.mock.faults.clear();
-    await backend.cleanup();
-  });
+describe.each(durableSpools(postgres, redis))('dead letters of a %s spool', (_, make) => {
+  const current = useBackend(cli, make);
 
   /** Seeds `n` events and relays them with the first answered 400: that one is dead-lettered. */
   async function refuseOne(n: number) {
     const list = events(n);
-    await seed(backend, list);
+    await seed(current.backend, list);
     cli.mock.faults.add({ method: 'POST', path: USAGE_PATH, status: 400, times: 1 });
-    const relayed = await run(cli, ['relay', ...backend.flags, '--once', '--json']);
+    const relayed = await run(cli, ['relay', ...current.backend.flags, '--once', '--json']);
     expect(relayed.code, relayed.stderr).toBe(1);
-    const listed = await run(cli, ['dead-letters', 'list', ...backend.flags, '--json']);
+    const listed = await run(cli, ['dead-letters', 'list', ...current.backend.flags, '--json']);
     expect(listed.code, listed.stderr).toBe(0);
     return { list, letters: listed.json };
   }
@@ -60,7 +38,7 @@ describe.each([
     expect(letter.attempts).toBeGreaterThanOrEqual(1);
     expect(cli.mock.store.usageEvent(key)).toBeUndefined();
 
-    const doctor = await run(cli, ['doctor', ...backend.flags, '--json']);
+    const doctor = await run(cli, ['doctor', ...current.backend.flags, '--json']);
     expect(doctor.code).toBe(1);
     const checks = doctor.json[0]?.checks as { check: string; ok: boolean | null; detail: string }[];
     expect(checks.find((c) => c.check === 'dead letters')).toMatchObject({
@@ -68,11 +46,17 @@ describe.each([
       detail: expect.stringMatching(/^1 events/),
     });
 
-    const replayed = await run(cli, ['dead-letters', 'replay', letter.id, ...backend.flags, '--json']);
+    const replayed = await run(cli, [
+      'dead-letters',
+      'replay',
+      letter.id,
+      ...current.backend.flags,
+      '--json',
+    ]);
     expect(replayed.code, replayed.stderr).toBe(0);
     expect(replayed.json[0]).toMatchObject({ type: 'replayed', ids: [letter.id], unknown: [] });
 
-    const relayed = await run(cli, ['relay', ...backend.flags, '--once', '--json']);
+    const relayed = await run(cli, ['relay', ...current.backend.flags, '--once', '--json']);
     expect(relayed.code, relayed.stderr).toBe(0);
     expect(relayed.json.find((l) => l.type === 'done')).toMatchObject({
       recorded: 1,
@@ -84,18 +68,18 @@ describe.each([
       (r) => r.path === USAGE_PATH && (r.body as { event_key?: string } | undefined)?.event_key === key,
     );
     expect(posts, 'the refused send and the replay').toBe(2);
-    const after = await run(cli, ['dead-letters', 'list', ...backend.flags, '--json']);
+    const after = await run(cli, ['dead-letters', 'list', ...current.backend.flags, '--json']);
     expect(after.json).toEqual([]);
   });
 
   it('drop deletes a letter for good; an id that is no letter exits 1', async () => {
     const { letters } = await refuseOne(2);
     const id = String(letters[0]?.id);
-    const dropped = await run(cli, ['dead-letters', 'drop', id, 'no-such-letter', ...backend.flags]);
+    const dropped = await run(cli, ['dead-letters', 'drop', id, 'no-such-letter', ...current.backend.flags]);
     expect(dropped.code).toBe(1);
     expect(dropped.stdout).toContain(`dropped 1: ${id}`);
     expect(dropped.stderr).toContain('no dead letter no-such-letter');
-    const after = await run(cli, ['dead-letters', 'list', ...backend.flags]);
+    const after = await run(cli, ['dead-letters', 'list', ...current.backend.flags]);
     expect(after.code).toBe(0);
     expect(after.stdout).toContain('0 dead letters');
   });

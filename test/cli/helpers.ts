@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { killOnExit } from '../../scripts/servers.mjs';
 import { fileSpool } from '../../src/node/index.js';
 import { postgresSpool } from '../../src/postgres/index.js';
@@ -183,4 +183,36 @@ export function fileBackend(): Backend {
     spool: () => fileSpool(dir),
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/** The path of `usage.record` on the mock, which the tests' faults aim at. */
+export const USAGE_PATH = '/api/usage/events/';
+
+/** The three durable spools, named, for `describe.each`: a fresh place of each per test. */
+export function durableSpools(
+  postgres: { readonly cluster: { url: string } },
+  redis: { readonly server: { url: string } },
+): [string, () => Backend][] {
+  return [
+    ['postgres', () => postgresBackend(postgres.cluster.url)],
+    ['redis', () => redisBackend(redis.server.url)],
+    ['file', () => fileBackend()],
+  ];
+}
+
+/** A backend of `make` for each test, with the mock's faults cleared before and after. */
+export function useBackend(
+  cli: { readonly mock: MockServer },
+  make: () => Backend,
+): { readonly backend: Backend } {
+  const ref = {} as { backend: Backend };
+  beforeEach(() => {
+    ref.backend = make();
+    cli.mock.faults.clear();
+  });
+  afterEach(async () => {
+    cli.mock.faults.clear();
+    await ref.backend.cleanup();
+  });
+  return ref;
 }

@@ -2,28 +2,17 @@
 // and file spool: --once drains everything exactly once; a SIGTERM in the middle of a slow drain
 // loses and doubles nothing (the next relay sends the rest, each event recorded once); a 400
 // dead-letters (exit 1); bad flags and a spool out of reach exit 2.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MockServer } from '../../src/testing/index.js';
 import type { SpooledEvent } from '../../src/tracker/spool.js';
 import { usePostgres } from '../postgres/cluster.js';
 import { waitUntil } from '../redis/processes.js';
 import { useRedisServer } from '../redis/redis-server.js';
-import {
-  type Backend,
-  events,
-  fileBackend,
-  postgresBackend,
-  redisBackend,
-  run,
-  seed,
-  start,
-  useCli,
-} from './helpers.js';
+import { durableSpools, events, run, seed, start, USAGE_PATH, useBackend, useCli } from './helpers.js';
 
 const cli = useCli();
 const postgres = usePostgres();
 const redis = useRedisServer();
-const USAGE_PATH = '/api/usage/events/';
 
 /** How many usage requests reached the mock for each key of `list`. */
 function postsPerKey(mock: MockServer, list: SpooledEvent[]): number[] {
@@ -41,31 +30,19 @@ const recordedOnce = (mock: MockServer, list: SpooledEvent[]) =>
 
 const doneOf = (json: Record<string, unknown>[]) => json.find((l) => l.type === 'done');
 
-describe.each([
-  ['postgres', () => postgresBackend(postgres.cluster.url)],
-  ['redis', () => redisBackend(redis.server.url)],
-  ['file', () => fileBackend()],
-] as const)('relay on a %s spool', (_, make) => {
-  let backend: Backend;
-  beforeEach(() => {
-    backend = make();
-    cli.mock.faults.clear();
-  });
-  afterEach(async () => {
-    cli.mock.faults.clear();
-    await backend.cleanup();
-  });
+describe.each(durableSpools(postgres, redis))('relay on a %s spool', (_, make) => {
+  const current = useBackend(cli, make);
 
   it('--once sends every event exactly once and exits 0; a second --once finds nothing', async () => {
     const list = events(40);
-    await seed(backend, list);
-    const first = await run(cli, ['relay', ...backend.flags, '--once', '--json']);
+    await seed(current.backend, list);
+    const first = await run(cli, ['relay', ...current.backend.flags, '--once', '--json']);
     expect(first.code, first.stderr).toBe(0);
     expect(doneOf(first.json)).toMatchObject({ recorded: 40, deadLettered: 0, left: 0 });
     expect(postsPerKey(cli.mock, list)).toEqual(list.map(() => 1));
     expect(recordedOnce(cli.mock, list)).toBe(40);
 
-    const second = await run(cli, ['relay', ...backend.flags, '--once', '--json']);
+    const second = await run(cli, ['relay', ...current.backend.flags, '--once', '--json']);
     expect(second.code, second.stderr).toBe(0);
     expect(doneOf(second.json)).toMatchObject({ recorded: 0, left: 0 });
     expect(postsPerKey(cli.mock, list)).toEqual(list.map(() => 1));
@@ -73,11 +50,14 @@ describe.each([
 
   it('SIGTERM in the middle of a slow drain stops cleanly; the next relay sends the rest, nothing lost or doubled', async () => {
     const list = events(60);
-    await seed(backend, list);
+    await seed(current.backend, list);
     cli.mock.faults.add({ method: 'POST', path: USAGE_PATH, delayMs: 250, times: Number.POSITIVE_INFINITY });
     // The same --consumer for both relays: the second takes back at once what the first held (a
     // relay of another name would wait out the spool's claim time, 30 s, for it).
-    const flags = [...backend.flags, ...(backend.flags[0] === '--dir' ? [] : ['--consumer', 'relay-a'])];
+    const flags = [
+      ...current.backend.flags,
+      ...(current.backend.flags[0] === '--dir' ? [] : ['--consumer', 'relay-a']),
+    ];
     const relay = start(cli, ['relay', ...flags, '--json', '--concurrency', '4', '--grace', '300']);
     await waitUntil(
       'some events recorded',
@@ -101,9 +81,9 @@ describe.each([
 
   it('an event the service refuses with 400 is dead-lettered: reported, and --once exits 1', async () => {
     const list = events(3);
-    await seed(backend, list);
+    await seed(current.backend, list);
     cli.mock.faults.add({ method: 'POST', path: USAGE_PATH, status: 400, times: 1 });
-    const result = await run(cli, ['relay', ...backend.flags, '--once', '--json']);
+    const result = await run(cli, ['relay', ...current.backend.flags, '--once', '--json']);
     expect(result.code, result.stderr).toBe(1);
     expect(result.json.filter((l) => l.type === 'dead-letter')).toHaveLength(1);
     expect(doneOf(result.json)).toMatchObject({ recorded: 2, deadLettered: 1, left: 0 });
