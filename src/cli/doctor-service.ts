@@ -1,5 +1,10 @@
 import { BillingClient } from '../client.js';
-import { APIConnectionError, APIError, AuthenticationError } from '../core/errors/index.js';
+import {
+  APIConnectionError,
+  APIError,
+  AuthenticationError,
+  PermissionDeniedError,
+} from '../core/errors/index.js';
 import { type CheckResult, fail, pass, skip } from './check.js';
 import { messageOf } from './fail.js';
 import { duration } from './progress.js';
@@ -61,14 +66,15 @@ export async function serviceChecks(): Promise<CheckResult[]> {
     } = await billing.products.list().withResponse());
     keyCheck = pass('api key', 'accepted');
   } catch (error) {
-    if (error instanceof AuthenticationError) {
+    if (error instanceof AuthenticationError || error instanceof PermissionDeniedError) {
+      // The service answered: the URL is right, and its Date header is there. A 403 is a key it
+      // knows that may not read the catalog.
       headers = error.headers;
-      keyCheck = key
-        ? fail(
-            'api key',
-            'refused with 401: check BILLING_API_KEY (a sandbox key on a live URL, or the reverse?)',
-          )
-        : keyMissing;
+      const refused =
+        error instanceof AuthenticationError
+          ? 'refused with 401: check BILLING_API_KEY (a sandbox key on a live URL, or the reverse?)'
+          : 'refused with 403: the key is known but may not read the catalog (check its permissions)';
+      keyCheck = key ? fail('api key', refused) : keyMissing;
     } else if (error instanceof APIError) {
       const hint = error.status === 404 ? ' (BILLING_BASE_URL is the API root, ending in /api/)' : '';
       return [

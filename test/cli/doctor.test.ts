@@ -3,6 +3,7 @@
 // Redis without the stream and a file spool. The clock check is a pure function of the Date header.
 import { describe, expect, it } from 'vitest';
 import { clockCheck, MAX_SKEW_MS } from '../../src/cli/doctor-service.js';
+import { missingDriver, optionalImport } from '../../src/cli/targets/load.js';
 import { usePostgres } from '../postgres/cluster.js';
 import { useRedisServer } from '../redis/redis-server.js';
 import { events, fileBackend, postgresBackend, redisBackend, run, seed, useCli } from './helpers.js';
@@ -37,6 +38,22 @@ describe('doctor: the service', () => {
     });
     expect(named(checks, 'base url')?.ok).toBe(true);
     expect(named(checks, 'clock')?.ok).toBe(true);
+  });
+
+  it('a key the service knows but refuses with 403: named as such, the URL answers; exit 1', async () => {
+    cli.mock.faults.add({ method: 'GET', path: '/api/products/', status: 403 });
+    try {
+      const result = await run(cli, ['doctor', '--json']);
+      expect(result.code).toBe(1);
+      const checks = checksOf(result.json);
+      expect(named(checks, 'api key')).toMatchObject({
+        ok: false,
+        detail: expect.stringContaining('refused with 403'),
+      });
+      expect(named(checks, 'base url')?.ok).toBe(true);
+    } finally {
+      cli.mock.faults.clear();
+    }
   });
 
   it('no key: named as missing, the URL and the clock still checked; exit 1', async () => {
@@ -111,6 +128,21 @@ describe('doctor: the spool', () => {
         await backend.cleanup();
       }
     }
+  });
+});
+
+describe('an optional driver', () => {
+  it('not installed: undefined, so the command can name what to install; any other failure thrown', async () => {
+    expect(
+      await optionalImport(
+        'billing-sdk-no-such-driver',
+        () => import('billing-sdk-no-such-driver' as string),
+      ),
+    ).toBeUndefined();
+    await expect(optionalImport('pg', () => Promise.reject(new Error('broken')))).rejects.toThrow('broken');
+    expect(missingDriver('--postgres', 'the pg package', 'pg').message).toBe(
+      '--postgres needs the pg package, which is not installed here: npm install pg',
+    );
   });
 });
 
