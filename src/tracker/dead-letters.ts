@@ -57,9 +57,10 @@ export function deadLetters(spool: Spool): DeadLetters {
     ]);
   }
   return {
-    list(options = {}) {
-      checkArgs('deadLetters.list', [['options.max', [integer(1)], options.max ?? 1]]);
-      return spool.listDeadLetters(options.max);
+    list(options) {
+      const max = options?.max;
+      checkArgs('deadLetters.list', [['options.max', [integer(1)], max ?? 1]]);
+      return spool.listDeadLetters(max);
     },
     replay(ids) {
       checkArgs('deadLetters.replay', [['ids', [letterIds], ids]]);
