@@ -90,6 +90,30 @@ describe.each(durableSpools(postgres, redis))('relay on a %s spool', (_, make) =
   });
 });
 
+describe.each(durableSpools(postgres, redis).filter(([name]) => name !== 'file'))(
+  'relay on a shared %s spool',
+  (_, make) => {
+    const current = useBackend(cli, make);
+
+    it('sends what other processes append while it runs, then stops on SIGTERM with exit 0', async () => {
+      const relay = start(cli, ['relay', ...current.backend.flags, '--json', '--interval', '100']);
+      await relay.line((l) => l.type === 'progress');
+      const list = events(10);
+      await seed(current.backend, list);
+      await waitUntil(
+        'the appended events recorded',
+        () => recordedOnce(cli.mock, list) === 10,
+        () => recordedOnce(cli.mock, list),
+      );
+      relay.process.kill('SIGTERM');
+      const stopped = await relay.exited;
+      expect(stopped.code, stopped.stderr).toBe(0);
+      expect(stopped.json.find((l) => l.type === 'done')).toMatchObject({ recorded: 10, left: 0 });
+      expect(postsPerKey(cli.mock, list)).toEqual(list.map(() => 1));
+    });
+  },
+);
+
 describe('relay refuses to start', () => {
   it.each([
     [[], 'which spool?'],
