@@ -215,7 +215,10 @@ export interface HonoContextLike {
    * The runtime's execution context (Cloudflare Workers, Deno Deploy, Netlify): its `waitUntil`
    * keeps the usage of the route alive after the answer. Hono's getter throws where there is none.
    */
-  readonly executionCtx?: { waitUntil(promise: Promise<unknown>): void };
+  readonly executionCtx?: {
+    /** Keeps the isolate alive until `promise` settles. */
+    waitUntil(promise: Promise<unknown>): void;
+  };
 }
 
 /** What Fastify's `preHandler` sees of its reply (structural). */
