@@ -11,7 +11,8 @@ const LOG = 'spool.log';
 
 /**
  * `--dir <path>`: the `fileSpool` of that directory. One process at a time holds it (its lock),
- * so the backlog is counted by opening it: while a relay runs, the count is left out.
+ * so the backlog is counted by opening it (when the command does not hold it open): while another
+ * process holds it, the count is left out.
  */
 export function fileTarget(flags: Extract<SpoolFlags, { kind: 'file' }>): SpoolTarget {
   let spool: ReturnType<typeof fileSpool>;
@@ -25,9 +26,8 @@ export function fileTarget(flags: Extract<SpoolFlags, { kind: 'file' }>): SpoolT
     spool,
     async backlog() {
       if (!existsSync(join(flags.dir, LOG))) return { present: false };
-      const look = fileSpool(flags.dir);
       try {
-        await look.open();
+        await spool.open();
       } catch (error) {
         if (error instanceof SpoolError && error.code === 'locked') {
           return { present: true, note: 'held by a running process (a relay or an app): not counted' };
@@ -35,9 +35,9 @@ export function fileTarget(flags: Extract<SpoolFlags, { kind: 'file' }>): SpoolT
         throw error;
       }
       try {
-        return { present: true, waiting: await (look.size as () => Promise<number>)() };
+        return { present: true, waiting: await (spool.size as () => Promise<number>)() };
       } finally {
-        await look.close();
+        await spool.close();
       }
     },
     close: async () => undefined,
