@@ -9,8 +9,10 @@ import { PG_BIN } from './scripts/servers.mjs';
  * they always run, so a missing server fails there instead of passing unseen.
  */
 const redisServer = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
-// Every test under test/redis/ starts a redis-server (or tests the entry beside those that do).
-const REDIS_FILES = ['test/redis/**'];
+// Every test under test/redis/ starts a redis-server (or tests the entry beside those that do); so
+// do the CLI's process tests, which run the relay, dead letters and doctor on every durable spool.
+const CLI_SPOOL_FILES = ['test/cli/{relay,dead-letters,doctor,cluster}.test.ts'];
+const REDIS_FILES = ['test/redis/**', ...CLI_SPOOL_FILES];
 const skipRedis = !existsSync(redisServer) && !process.env.CI;
 if (skipRedis) {
   console.warn(
@@ -20,11 +22,11 @@ if (skipRedis) {
 
 /**
  * The `billing-sdk/postgres` tests start a PostgreSQL cluster of their own with Debian's binaries
- * (test/postgres/cluster-server.mjs, whose PG_BIN says where: `PG_BIN` from the env, else PostgreSQL
+ * (scripts/servers.mjs, whose PG_BIN says where: `PG_BIN` from the env, else PostgreSQL
  * 15's, else the newest installed); left out the same way without them, never under CI=true.
  */
 const pgBin = PG_BIN;
-const POSTGRES_FILES = ['test/postgres/**'];
+const POSTGRES_FILES = ['test/postgres/**', ...CLI_SPOOL_FILES];
 const skipPostgres = !existsSync(`${pgBin}/initdb`) && !process.env.CI;
 if (skipPostgres) {
   console.warn(
