@@ -14,7 +14,14 @@ export class Work {
   /** A step begun with {@link begin} is done. */
   end(): void {
     this.#busy--;
-    if (this.#busy === 0) for (const resolve of this.#quiet.splice(0)) resolve();
+    if (this.#busy === 0 && this.#quiet.length) {
+      // Quiet only if nothing began again by the next turn: a step whose end begins the next (a send
+      // that ends and starts the next, a window that closes and writes its aggregate) is no quiet
+      // moment, and in workerd a request let go then would cancel the step begun in it.
+      setTimeout(() => {
+        if (this.#busy === 0) for (const resolve of this.#quiet.splice(0)) resolve();
+      }, 0);
+    }
   }
 
   /** Runs `step`, counted from its call until it settles. */
