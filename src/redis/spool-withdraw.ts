@@ -1,4 +1,5 @@
 import { SpoolError } from '../core/errors/index.js';
+import { inChunks } from '../tracker/spool-core.js';
 import { WITHDRAW } from './lua/spool.js';
 import type { SpoolStream } from './spool-stream.js';
 
@@ -57,15 +58,14 @@ export function withdrawWindowMs(spool: SpoolStream): number {
   return replicas > 0 ? timeoutMs + Math.min(spool.timeoutMs, 500) : 0;
 }
 
-/** Ids per withdrawal script, as for acks: bounds how long one script holds Redis. */
-const CHUNK = 1_000;
-
 /** Deletes the entries no consumer was handed yet; says what became of them. Never rejects. */
 async function withdraw(spool: SpoolStream, ids: readonly string[]): Promise<string> {
   try {
-    let handed = 0;
-    for (let i = 0; i < ids.length; i += CHUNK)
-      handed += Number(await spool.run(WITHDRAW, [spool.group, ...ids.slice(i, i + CHUNK)]));
+    // In chunks, as acks are: bounds how long one script holds Redis.
+    const counts = await inChunks(ids, async (chunk) => [
+      Number(await spool.run(WITHDRAW, [spool.group, ...chunk])),
+    ]);
+    const handed = counts.reduce((sum, n) => sum + n, 0);
     if (handed === 0) return 'withdrawn, nothing will be sent';
     return `${handed} of ${ids.length} already handed to an instance may still be recorded under their event_key; the others were withdrawn`;
   } catch (error) {

@@ -1,5 +1,5 @@
 import { SpoolError } from '../core/errors/index.js';
-import { check, checkOptionsObject, integer, text } from '../internal/checks.js';
+import { checkOptions, integer, text } from '../internal/checks.js';
 import type { Spool } from '../tracker/spool.js';
 import { deadLetterSteps, Handout, SpoolCore } from '../tracker/spool-core.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
@@ -134,8 +134,7 @@ const rules = {
 export function redisSpool(client: RedisClient, options: RedisSpoolOptions = {}): Spool {
   const runner = adaptClient('redisSpool', client);
   // A bad field is named as given (`claimIdleMs`); options that are no object are named `options`.
-  checkOptionsObject('redisSpool', options);
-  check('redisSpool', options, rules);
+  checkOptions('redisSpool', options, rules);
   const stream = options.stream ?? 'billing-sdk:usage';
   const timeoutMs = options.timeoutMs ?? 2_000;
   const replicas = replicaWait(options);

@@ -94,13 +94,13 @@ async function takeAll(spool: Spool, count: number): Promise<SpoolEntry[]> {
 
 describe('waitReplicas options', () => {
   const bad: [Record<string, unknown>, string][] = [
-    [{ waitReplicas: -1 }, 'waitReplicas'],
-    [{ waitReplicas: 1.5 }, 'waitReplicas'],
-    [{ waitReplicas: '1' }, 'waitReplicas'],
-    [{ waitReplicas: 1_001 }, 'waitReplicas'],
-    [{ waitTimeoutMs: 0 }, 'waitTimeoutMs'],
-    [{ waitTimeoutMs: Number.POSITIVE_INFINITY }, 'waitTimeoutMs'],
-    [{ waitTimeoutMs: 2.5 }, 'waitTimeoutMs'],
+    [{ waitReplicas: -1 }, 'options.waitReplicas'],
+    [{ waitReplicas: 1.5 }, 'options.waitReplicas'],
+    [{ waitReplicas: '1' }, 'options.waitReplicas'],
+    [{ waitReplicas: 1_001 }, 'options.waitReplicas'],
+    [{ waitTimeoutMs: 0 }, 'options.waitTimeoutMs'],
+    [{ waitTimeoutMs: Number.POSITIVE_INFINITY }, 'options.waitTimeoutMs'],
+    [{ waitTimeoutMs: 2.5 }, 'options.waitTimeoutMs'],
   ];
   it.each(bad)('redisSpool refuses %o, naming it', (options, field) => {
     let error: unknown;

@@ -62,14 +62,14 @@ const consumers = async (client: NodeRedis, stream: string, group = 'billing-sdk
 
 describe('redisSpool options', () => {
   it.each([
-    [{ claimIdleMs: 0 }, 'claimIdleMs'],
-    [{ claimIdleMs: 1.5 }, 'claimIdleMs'],
-    [{ timeoutMs: Number.POSITIVE_INFINITY }, 'timeoutMs'],
-    [{ timeoutMs: -1 }, 'timeoutMs'],
-    [{ stream: '' }, 'stream'],
-    [{ group: 42 }, 'group'],
-    [{ consumer: '\uD800' }, 'consumer'],
-    [{ claimIdelMs: 10 }, 'claimIdelMs'],
+    [{ claimIdleMs: 0 }, 'options.claimIdleMs'],
+    [{ claimIdleMs: 1.5 }, 'options.claimIdleMs'],
+    [{ timeoutMs: Number.POSITIVE_INFINITY }, 'options.timeoutMs'],
+    [{ timeoutMs: -1 }, 'options.timeoutMs'],
+    [{ stream: '' }, 'options.stream'],
+    [{ group: 42 }, 'options.group'],
+    [{ consumer: '\uD800' }, 'options.consumer'],
+    [{ claimIdelMs: 10 }, 'options.claimIdelMs'],
   ])('%o is refused, naming the option', (options, field) => {
     let error: unknown;
     try {
