@@ -1,7 +1,7 @@
 import { type FileHandle, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SpoolError } from '../core/errors/index.js';
-import { parseLetter } from '../tracker/dead-letters.js';
+import { parseLetter } from '../tracker/dead-letter-record.js';
 import type { DeadLetter } from '../tracker/spool.js';
 import { createSynced, syncDir, writeAll } from './fs.js';
 import { decodeLines, isLetterRecord, letterLine } from './record-format.js';

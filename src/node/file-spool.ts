@@ -2,7 +2,7 @@ import { type FileHandle, mkdir, open, readFile, rename, unlink } from 'node:fs/
 import { join } from 'node:path';
 import { SpoolError } from '../core/errors/index.js';
 import { check, checkOptions, integer, required, text } from '../internal/checks.js';
-import { letterMeta } from '../tracker/dead-letters.js';
+import { letterMeta } from '../tracker/dead-letter-record.js';
 import type { DeadLetter, DeadLetterEntry, Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
 import { type DeadLetterSteps, deadLetterSteps, SpoolCore } from '../tracker/spool-core.js';
 import { DeadLetterFile } from './dead-letter-file.js';

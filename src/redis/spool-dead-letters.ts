@@ -1,4 +1,4 @@
-import { letterMeta, parseLetter } from '../tracker/dead-letters.js';
+import { letterMeta, parseLetter } from '../tracker/dead-letter-record.js';
 import type { DeadLetter } from '../tracker/spool.js';
 import type { DeadLetterStorage } from '../tracker/spool-core.js';
 import { keySlot } from './keys.js';

@@ -1,8 +1,7 @@
 import { APIError, InvalidRequestError } from '../core/errors/index.js';
 import { checkArgs, integer, type Rule } from '../internal/checks.js';
 import type { DeadLetterReason } from './options.js';
-import type { DeadLetter, DeadLetterCause, DeadLetterEntry, Spool } from './spool.js';
-import { parseSpooledEvent } from './spooled-event.js';
+import type { DeadLetter, DeadLetterCause, Spool } from './spool.js';
 
 /** The dead letters of a durable spool, from code: what `billing-sdk dead-letters` runs. */
 export interface DeadLetters {
@@ -96,35 +95,4 @@ export function causeOf(reason: DeadLetterReason): DeadLetterCause {
       body: error.body,
     };
   return { type: 'error', name: error.name, message: error.message };
-}
-
-/**
- * What the file and Redis spools keep of a letter beside its event (which they keep as the spool
- * held it, never serialised again): one JSON text. Postgres keeps columns.
- */
-export function letterMeta(entry: Omit<DeadLetterEntry, 'id'>): string {
-  const { reason, attempts, firstAttemptAt, deadLetteredAt } = entry;
-  return JSON.stringify({ reason, attempts, firstAttemptAt, deadLetteredAt });
-}
-
-/**
- * The letter `id` of a stored event (JSON) and {@link letterMeta}, or `undefined` when they are
- * not one (written by another program).
- */
-export function parseLetter(id: string, eventJson: unknown, metaJson: unknown): DeadLetter | undefined {
-  const event = parseSpooledEvent(eventJson);
-  try {
-    const meta = JSON.parse(String(metaJson)) as Partial<DeadLetter> | null;
-    if (!event || typeof meta?.reason !== 'object' || meta.reason === null) return undefined;
-    return {
-      id,
-      event,
-      reason: meta.reason,
-      attempts: Number(meta.attempts) || 0,
-      firstAttemptAt: String(meta.firstAttemptAt ?? ''),
-      deadLetteredAt: String(meta.deadLetteredAt ?? ''),
-    };
-  } catch {
-    return undefined;
-  }
 }

@@ -35,6 +35,8 @@ describe('the billing-sdk/redis entry', () => {
       'src/util/timers.ts',
       // One reader of a stored event, shared with the PostgreSQL spool (it imports only types).
       'src/tracker/spooled-event.ts',
+      // The stored form of a dead letter, shared with the file spool (it imports only types).
+      'src/tracker/dead-letter-record.ts',
       // The durable-spool core every spool stands on.
       'src/tracker/spool-core.ts',
       // The claim outcomes the dedupe store checks a reply against, shared with the handlers (types beside it).
