@@ -114,14 +114,14 @@ export type {
   SpoolEntry,
   SpooledEvent,
 } from './tracker/spool.js';
-export {
-  createUsageTracker,
-  type TrackerCloseOptions,
-  type TrackerCloseResult,
-  type TrackerStats,
-  type TrackOptions,
-  type UsageTracker,
-} from './tracker/tracker.js';
+export { createUsageTracker } from './tracker/tracker.js';
+export type {
+  TrackerCloseOptions,
+  TrackerCloseResult,
+  TrackerStats,
+  TrackOptions,
+  UsageTracker,
+} from './tracker/types.js';
 export { VERSION } from './version.js';
 export type {
   ClaimOutcome,

@@ -1,7 +1,7 @@
 import type { AccessCache } from '../access/cache.js';
 import type { BillingClient } from '../client.js';
 import type { DebitApproved } from '../schemas/usage.js';
-import type { UsageTracker } from '../tracker/tracker.js';
+import type { UsageTracker } from '../tracker/types.js';
 
 /**
  * What a gate reads of a request, whichever way the framework hands it over: a Fetch `Request`
