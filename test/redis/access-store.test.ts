@@ -604,10 +604,11 @@ describe('redisAccessStore: Redis restarts and outages', () => {
   it('a reply that came while the process was too busy to read it (past timeoutMs) is taken, not timed out', async () => {
     const store = redisAccessStore(connected.client, { prefix: uniquePrefix('access-busy'), timeoutMs: 50 });
     const read = store.read('k', ACCOUNT, LEASE);
-    // The command is written by now; Redis answers while this process runs 150 ms of synchronous
-    // work (a module loading, a JSON parse), as a process starting up does on its first lookup.
+    // The command is written by now; Redis answers while this process runs 500 ms of synchronous
+    // work (a module loading, a JSON parse), as a process starting up does on its first lookup
+    // (10 times timeoutMs: Redis, another process, answers well within it on a loaded machine too).
     await new Promise((resolve) => setImmediate(resolve));
-    const busyUntil = performance.now() + 150;
+    const busyUntil = performance.now() + 500;
     while (performance.now() < busyUntil) {
       // busy
     }
