@@ -1,8 +1,9 @@
 import { type FileHandle, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SpoolError } from '../core/errors/index.js';
-import { parseLetter } from '../tracker/dead-letter-record.js';
+import { letterMeta, parseLetter } from '../tracker/dead-letter-record.js';
 import type { DeadLetter } from '../tracker/spool.js';
+import { type DeadLetterSteps, deadLetterSteps, type SpoolCore } from '../tracker/spool-core.js';
 import { createSynced, syncDir, writeAll } from './fs.js';
 import { decodeLines, isLetterRecord, letterLine } from './record-format.js';
 
@@ -137,4 +138,52 @@ export class DeadLetterFile {
     this.#steps = result.catch(() => {});
     return result;
   }
+}
+
+/** What {@link fileDeadLetters} uses of the file spool's log. */
+export interface LetterLog {
+  /** A live entry's event as the log holds it (JSON); `undefined` when it is not live. */
+  jsonOf(id: string): string | undefined;
+  /** Appends events given as JSON; resolves with their ids once synced. */
+  appendJson(jsons: readonly string[]): Promise<string[]>;
+  /** Acknowledges entries in the log; resolves once synced. */
+  ack(ids: readonly string[]): Promise<void>;
+}
+
+/**
+ * The file spool's dead-letter steps over `letters` and its `log`. Every step keeps an event in the
+ * log or in the letters, or briefly in both (sent again under its key, counted once), never in
+ * neither: the copy being made is durable before the original is removed.
+ */
+export function fileDeadLetters(core: SpoolCore, letters: DeadLetterFile, log: LetterLog): DeadLetterSteps {
+  const isId = (id: string) => /^[1-9]\d*$/.test(id);
+  return deadLetterSteps(core, {
+    isEntryId: isId,
+    isLetterId: isId,
+    // The letter durable first, then its entry acknowledged in the log (see DeadLetterFile).
+    move: async (entries) => {
+      const known = entries.filter((entry) => log.jsonOf(entry.id) !== undefined);
+      if (!known.length) return;
+      await letters.add(
+        known.map((entry) => ({ from: entry.id, json: log.jsonOf(entry.id)!, meta: letterMeta(entry) })),
+      );
+      await log.ack(known.map((entry) => entry.id));
+    },
+    list: async (max) => letters.list(max),
+    replay: async (ids) => {
+      const chosen = letters.chosen(ids);
+      if (!chosen.length) return [];
+      // Back in the log first: a crash before the letters are removed leaves an event in both,
+      // sent again under its key (counted once), never one in neither.
+      await log.appendJson(chosen.map(([, letter]) => letter.json));
+      const replayed = chosen.map(([id]) => id);
+      await letters.remove(replayed);
+      return replayed;
+    },
+    drop: async (ids) => {
+      const dropped = letters.chosen(ids).map(([id]) => id);
+      if (dropped.length) await letters.remove(dropped);
+      return dropped;
+    },
+  });
 }
