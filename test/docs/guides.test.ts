@@ -93,6 +93,23 @@ describe('the guides', () => {
   });
 });
 
+describe('the README and the guides, written for users', () => {
+  // Figures are claims with the command that reproduces them, and that command runs in a clone (the
+  // bench and the drills do not ship in the package); no test file, machine or session is quoted.
+  it.each(['README.md', ...guides])('%s reads as a guide, not a lab notebook', (file) => {
+    const lines = prose(read(file)).split('\n');
+    const notebook = lines.filter((line) =>
+      /measured here|we waited|installable here|this machine|\b\d+-core machine|\btest\/[\w/.-]+\.test\.ts\b/i.test(
+        line,
+      ),
+    );
+    const commands = lines.filter(
+      (line) => /npm run (?:bench|test:drills)/.test(line) && !/in a clone/.test(line),
+    );
+    expect([...notebook, ...commands]).toEqual([]);
+  });
+});
+
 describe('relative links between the README, the guides and CONTRIBUTING.md', () => {
   it.each(documents)('%s: each names a file that exists, and a heading of it', (file) => {
     const broken: string[] = [];
