@@ -198,3 +198,19 @@ describe('no secret to copy', () => {
     expect(found).toEqual([]);
   });
 });
+
+describe("the README's createGate signature against the gate's options", () => {
+  it('names every option createGate checks (the rules are keyed by GateOptions), and no other', () => {
+    const rules = /const rules = \{([\s\S]*?)\n\} satisfies Record<keyof GateOptions/.exec(
+      code(read('src/gate/gate.ts')),
+    )?.[1];
+    const options = [...(rules ?? '').matchAll(/^ {2}(\w+):/gm)].map((m) => m[1] ?? '').sort();
+    expect(options).toContain('onError');
+    const signature = /`createGate\(\{([^}]*)\}\)`/.exec(read('README.md'))?.[1] ?? '';
+    const documented = signature
+      .split(',')
+      .map((name) => name.trim().replace(/\?$/, ''))
+      .sort();
+    expect(documented).toEqual(options);
+  });
+});
