@@ -187,16 +187,19 @@ export async function collectGarbage(): Promise<void> {
   }
 }
 
-/** One event of the SDK's tracing channels, in the order published. */
+/** One event of the SDK's tracing channels, in the order published, with a copy of its context. */
 export interface TraceEvent {
-  channel: 'request' | 'attempt';
+  channel: 'billing-sdk:request' | 'billing-sdk:attempt';
   event: 'start' | 'end' | 'asyncStart' | 'asyncEnd' | 'error';
+  /** The trace's context as it was at this event (its request and result left out). */
+  context: Record<string, unknown>;
 }
 
 /**
  * Records the events of `billing-sdk:request` and `billing-sdk:attempt` until `stop()` (the SDK
- * traces while anyone listens). For checks that read the order of what the SDK did rather than
- * pausing: a request the cooldown holds starts no attempt; a walk that stopped starts no request.
+ * traces while anyone listens). For checks of what the SDK publishes, and for checks that read the
+ * order of what it did rather than pausing: a request the cooldown holds starts no attempt; a walk
+ * that stopped starts no request.
  */
 export function recordTraces(): {
   events: TraceEvent[];
@@ -205,10 +208,11 @@ export function recordTraces(): {
 } {
   const events: TraceEvent[] = [];
   const stops: (() => void)[] = [];
-  for (const channel of ['request', 'attempt'] as const) {
-    const traced = diagnostics.tracingChannel(`billing-sdk:${channel}`);
-    const on = (event: TraceEvent['event']) => () => {
-      events.push({ channel, event });
+  for (const channel of ['billing-sdk:request', 'billing-sdk:attempt'] as const) {
+    const traced = diagnostics.tracingChannel(channel);
+    const on = (event: TraceEvent['event']) => (context: object) => {
+      const { request: _request, result: _result, ...rest } = context as Record<string, unknown>;
+      events.push({ channel, event, context: rest });
     };
     const handlers = {
       start: on('start'),

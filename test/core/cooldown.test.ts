@@ -65,7 +65,7 @@ function startedBeforeEnd(events: readonly TraceEvent[], n: number): number {
   let ends = 0;
   let starts = 0;
   for (const { channel, event } of events) {
-    if (channel !== 'attempt') continue;
+    if (channel !== 'billing-sdk:attempt') continue;
     if (event === 'asyncEnd' && ++ends === n) return starts;
     if (event === 'start') starts += 1;
   }
@@ -93,7 +93,7 @@ describe('one cooldown per client, over HTTP', () => {
     const { first } = await startCooldown(billing, 300);
     const others = Array.from({ length: 10 }, () => billing.usage.balance(balance));
     await Promise.all([first, ...others]);
-    expect(recording.count('attempt', 'start')).toBe(12);
+    expect(recording.count('billing-sdk:attempt', 'start')).toBe(12);
     expect(startedBeforeEnd(recording.events, 2)).toBe(2); // nothing sent while the probe is out
     expect(mock.server.requests.count()).toBe(12);
   });
@@ -120,7 +120,7 @@ describe('one cooldown per client, over HTTP', () => {
     const { first } = await startCooldown(parent, 300);
     const held = child.usage.balance(balance);
     await Promise.all([first, held]);
-    expect(recording.count('attempt', 'start')).toBe(3);
+    expect(recording.count('billing-sdk:attempt', 'start')).toBe(3);
     expect(startedBeforeEnd(recording.events, 2)).toBe(2); // the child's waited for the parent's probe
     expect(mock.server.requests.count()).toBe(3);
   });

@@ -42,8 +42,11 @@ describe('walking a list with concurrency', () => {
       await pages.next(); // page 2, with 3 and 4 asked ahead
       await until(() => mock.server.requests.count() === 4);
       await pages.return(undefined);
-      await until(() => traces.count('request', 'asyncEnd') === traces.count('request', 'start'));
-      expect(traces.count('request', 'start')).toBe(4);
+      await until(
+        () =>
+          traces.count('billing-sdk:request', 'asyncEnd') === traces.count('billing-sdk:request', 'start'),
+      );
+      expect(traces.count('billing-sdk:request', 'start')).toBe(4);
       expect(pagesAsked().sort((a, b) => a - b)).toEqual([1, 2, 3, 4]);
     } finally {
       traces.stop();

@@ -2,49 +2,21 @@ import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AttemptTrace, RequestTrace } from '../../src/index.js';
 import { BillingClient, NotFoundError, RateLimitError } from '../../src/index.js';
-import { caught, clientFor, useMockServer } from '../helpers.js';
+import { caught, clientFor, recordTraces, type TraceEvent, useMockServer } from '../helpers.js';
 
 const mock = useMockServer();
 
-type Event = { channel: string; event: string; context: Record<string, unknown> };
-
-/** Subscribes to both tracing channels and records a copy of each context at each event. */
-function record(): { events: Event[]; stop(): void } {
-  const events: Event[] = [];
-  const stops: (() => void)[] = [];
-  for (const name of ['billing-sdk:request', 'billing-sdk:attempt']) {
-    const tc = diagnostics.tracingChannel(name);
-    const on = (event: string) => (context: object) => {
-      const { request: _request, result: _result, ...rest } = context as Record<string, unknown>;
-      events.push({ channel: name, event, context: rest });
-    };
-    const handlers = {
-      start: on('start'),
-      end: on('end'),
-      asyncStart: on('asyncStart'),
-      asyncEnd: on('asyncEnd'),
-      error: on('error'),
-    };
-    tc.subscribe(handlers);
-    stops.push(() => tc.unsubscribe(handlers));
-  }
-  return {
-    events,
-    stop: () => {
-      for (const stop of stops) stop();
-    },
-  };
-}
+type Event = TraceEvent;
 
 const ends = (events: Event[], channel: string) =>
   events.filter((e) => e.channel === channel && e.event === 'asyncEnd').map((e) => e.context);
 
-let recorder: ReturnType<typeof record> | undefined;
+let recorder: ReturnType<typeof recordTraces> | undefined;
 afterEach(() => recorder?.stop());
 
 describe('billing-sdk:request and billing-sdk:attempt', () => {
   it('traces a call with its operation, method and route, never the id it carries', async () => {
-    recorder = record();
+    recorder = recordTraces();
     const billing = clientFor(mock.server);
     await billing.accounts.status({ account_ref_id: 'acct_active', subscription: 'pro-plan' });
     const [call] = ends(recorder.events, 'billing-sdk:request');
@@ -78,7 +50,7 @@ describe('billing-sdk:request and billing-sdk:attempt', () => {
   it('shows each retry as an attempt, with the status and Retry-After of the ones that failed', async () => {
     mock.server.faults.add({ path: '/api/invoices/', status: 429, headers: { 'retry-after': '2' } });
     mock.server.faults.add({ path: '/api/invoices/', status: 503 });
-    recorder = record();
+    recorder = recordTraces();
     const billing = clientFor(mock.server);
     await billing.invoices.list({ email: 'ada@example.com', status: 'open' });
     const attempts = ends(recorder.events, 'billing-sdk:attempt');
@@ -97,7 +69,7 @@ describe('billing-sdk:request and billing-sdk:attempt', () => {
   });
 
   it('ends a failed call on the error event with the error the caller gets', async () => {
-    recorder = record();
+    recorder = recordTraces();
     const billing = clientFor(mock.server);
     const error = await caught(() => billing.accounts.status({ account_ref_id: 'acct_nobody' }));
     expect(error).toBeInstanceOf(NotFoundError);
@@ -114,7 +86,7 @@ describe('billing-sdk:request and billing-sdk:attempt', () => {
     const billing = clientFor(mock.server);
     mock.server.faults.add({ path: '/api/invoices/', status: 429, headers: { 'retry-after': '600' } });
     await caught(() => billing.invoices.list({ account_ref_id: 'acct_active' }));
-    recorder = record();
+    recorder = recordTraces();
     const error = await caught(() => billing.invoices.list({ account_ref_id: 'acct_active' }));
     expect(error).toBeInstanceOf(RateLimitError);
     expect(recorder.events.filter((e) => e.channel === 'billing-sdk:attempt')).toEqual([]);
@@ -126,7 +98,7 @@ describe('billing-sdk:request and billing-sdk:attempt', () => {
   });
 
   it('names an IPv6 server without brackets and the scheme default port (OTel server.address/port)', async () => {
-    recorder = record();
+    recorder = recordTraces();
     const billing = new BillingClient({
       apiKey: 'k',
       baseUrl: 'https://[::1]/api/',
@@ -139,7 +111,7 @@ describe('billing-sdk:request and billing-sdk:attempt', () => {
   });
 
   it('traces every page of a list as its own call', async () => {
-    recorder = record();
+    recorder = recordTraces();
     const billing = clientFor(mock.server);
     let n = 0;
     for await (const _ of billing.invoices.list({ account_ref_id: 'acct_active', page_size: 20 })) n++;
@@ -202,7 +174,7 @@ describe('billing-sdk:request and billing-sdk:attempt', () => {
   });
 
   it('builds and publishes nothing once the last subscriber is gone', async () => {
-    recorder = record();
+    recorder = recordTraces();
     recorder.stop();
     const billing = clientFor(mock.server);
     await billing.accounts.isActive({ account_ref_id: 'acct_active' });
