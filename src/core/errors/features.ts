@@ -162,7 +162,11 @@ export type SpoolErrorCode =
    */
   | 'not_replicated';
 
-/** A durable spool (`fileSpool` of `billing-sdk/node`, `redisSpool` of `billing-sdk/redis`) could not be opened or could not store events. */
+/**
+ * A spool (`memorySpool`, `fileSpool` of `billing-sdk/node`, `redisSpool` of `billing-sdk/redis`,
+ * `postgresSpool` of `billing-sdk/postgres`) could not be opened, was used when not open, or could
+ * not store events.
+ */
 export class SpoolError extends BillingError {
   /** @internal */
   static override readonly brand: BillingErrorName = 'SpoolError';
