@@ -603,14 +603,16 @@ describe('redisAccessStore: Redis restarts and outages', () => {
 
   it('a reply that came while the process was too busy to read it (past timeoutMs) is taken, not timed out', async () => {
     const store = redisAccessStore(connected.client, { prefix: uniquePrefix('access-busy'), timeoutMs: 50 });
+    // Redis holds every command for 100 ms (CLIENT PAUSE), so the read's
+    // reply comes while this process runs 300 ms of synchronous work (a module loading, a JSON
+    // parse, as a process starting up does on its first lookup), long past timeoutMs.
+    await others[0]!.sendCommand(['CLIENT', 'PAUSE', '100', 'ALL']);
+    const started = performance.now();
     const read = store.read('k', ACCOUNT, LEASE);
-    // The command is written by now; Redis answers while this process runs 500 ms of synchronous
-    // work (a module loading, a JSON parse), as a process starting up does on its first lookup
-    // (10 times timeoutMs: Redis, another process, answers well within it on a loaded machine too).
-    await new Promise((resolve) => setImmediate(resolve));
-    const busyUntil = performance.now() + 500;
-    while (performance.now() < busyUntil) {
-      // busy
+    // The loop turns long enough for the client to write the command, not for the timeout.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    while (performance.now() - started < 300) {
+      // busy: the reply arrives and waits unread
     }
     expect(await read).toMatchObject({ leased: true });
   });
