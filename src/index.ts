@@ -17,13 +17,17 @@ export type { AccessStore, AccessStoreRead, SharedAccessAnswer } from './access/
 export { BillingClient } from './client.js';
 export { APIPromise, type APIResponseInfo, type WithResponse } from './core/api-promise.js';
 export { type Cooldown, type CooldownGrant, memoryCooldown } from './core/cooldown.js';
-export type { AccessEvent, AttemptTrace, GateEvent, RequestTrace, TrackerEvent } from './core/diagnostics.js';
+export type { AccessEvent, AttemptTrace, CreditsEvent, GateEvent, RequestTrace, TrackerEvent } from './core/diagnostics.js';
 // Every error class, its name and its types: core/errors/index.ts exports nothing else (its names.ts and table.ts hold the names).
 export * from './core/errors/index.js';
 export type { Logger, LogLevel } from './core/logger.js';
 export type { AuthHeader, ClientOptions, FetchLike, RequestOptions, ValidationMode } from './core/options.js';
 export { Page, PagePromise, type WalkOptions } from './core/pagination.js';
 // The gate: a route's subscription, entitlement, credits and usage as one decision, with the paywall as its "no".
+export { createCreditHolds } from './credits/holds.js';
+export { type MemoryHoldStoreOptions, memoryHoldStore } from './credits/memory-store.js';
+export type { HoldLedger, HoldRequest, HoldStore, HoldStoreFree, HoldStoreReserve } from './credits/store.js';
+export type { CreditHold, CreditHolds, CreditHoldsOptions, CreditHoldStats, ReserveParams, ReserveResult } from './credits/types.js';
 export { createGate } from './gate/gate.js';
 export type {
   CreditsNeed,

@@ -105,6 +105,24 @@ export interface GateEvent {
   readonly needs: ('subscription' | 'entitlement' | 'credits' | 'usage')[];
 }
 
+/**
+ * What credit holds (`createCreditHolds`) publish on `billing-sdk:credits`: never the account, a key
+ * or an id.
+ */
+export interface CreditsEvent {
+  /**
+   * `reserve`: a hold was granted; `refuse`: a reservation was refused (`insufficient_credits`);
+   * `settle`: a hold was settled (`debited`, 0 for a settle of 0); `release`: a hold was released;
+   * `expire`: holds of any instance were found expired (`count`); `balance`: a balance was read from
+   * the service; `error`: the store failed after a debit (the hold stays until its ttl).
+   */
+  readonly event: 'reserve' | 'refuse' | 'settle' | 'release' | 'expire' | 'balance' | 'error';
+  /** Credits reserved (`reserve`), asked (`refuse`) or debited (`settle`). */
+  readonly quantity?: number | undefined;
+  /** How many holds expired (`expire`). */
+  readonly count?: number | undefined;
+}
+
 /** What the usage tracker publishes on `billing-sdk:tracker`. */
 export interface TrackerEvent {
   /**

@@ -89,7 +89,8 @@ export interface UsageSummaryParams extends MeterParams {
   end?: Date | string | undefined;
 }
 
-const meterRules: ParamRules<MeterParams> = {
+/** The rules of the three parameters that name a balance (account, product, meter). @internal */
+export const meterRules: ParamRules<MeterParams> = {
   account_ref_id: [required, text],
   product_code: [required, text],
   meter_code: [required, text],

@@ -1,0 +1,126 @@
+import type { BillingClient } from '../client.js';
+import { InvalidRequestError } from '../core/errors/index.js';
+import type { RequestOptions } from '../core/options.js';
+import { checkArgs, integer } from '../internal/checks.js';
+import type { DebitResult } from '../schemas/usage.js';
+import type { HoldLedger, HoldStore } from './store.js';
+import type { CreditHold } from './types.js';
+
+/** What a hold needs of the holds that made it. */
+export interface HoldHome {
+  readonly billing: BillingClient;
+  readonly store: HoldStore;
+  /** Counts and publishes a hold freed (`debited`: what a settle debited). */
+  freed(kind: 'settled' | 'released', debited: number): void;
+  /** Reports a store failure after a debit went through. */
+  storeFailed(error: unknown): void;
+}
+
+/**
+ * One reservation. Its state moves once: open → settled (with a `used` fixed by the first settle)
+ * or open → released. A settle whose debit failed leaves it open, its `used` fixed, so the next
+ * settle sends the same debit under the same key.
+ */
+export class Hold implements CreditHold {
+  readonly #home: HoldHome;
+  readonly #ledger: HoldLedger;
+  readonly id: string;
+  readonly event_key: string;
+  readonly quantity: number;
+  /** Fixed by the first settle: a later one must ask the same (the service keys the debit by event_key). */
+  #used: number | undefined;
+  /** The settle under way or done; cleared when it failed, so it can be asked again. */
+  #settling: Promise<DebitResult> | undefined;
+  #released: Promise<void> | undefined;
+
+  constructor(home: HoldHome, ledger: HoldLedger, id: string, eventKey: string, quantity: number) {
+    this.#home = home;
+    this.#ledger = ledger;
+    this.id = id;
+    this.event_key = eventKey;
+    this.quantity = quantity;
+  }
+
+  get account_ref_id(): string {
+    return this.#ledger.account;
+  }
+  get product_code(): string {
+    return this.#ledger.product;
+  }
+  get meter_code(): string {
+    return this.#ledger.meter;
+  }
+
+  settle(used: number, options?: RequestOptions): Promise<DebitResult> {
+    try {
+      checkArgs('hold.settle', [['used', [integer(0, this.quantity)], used]]);
+      if (this.#released) throw this.#misuse('hold.settle', 'was released: it cannot be settled');
+      if (this.#used !== undefined && this.#used !== used) {
+        throw this.#misuse('hold.settle', `was settled with ${this.#used}: settle it again only with the same used`);
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.#used = used;
+    if (!this.#settling) {
+      const settling = this.#settle(used, options);
+      this.#settling = settling;
+      settling.then(
+        () => this.#home.freed('settled', used),
+        () => {
+          this.#settling = undefined;
+        },
+      );
+    }
+    return this.#settling;
+  }
+
+  release(): Promise<void> {
+    if (this.#used !== undefined) {
+      return Promise.reject(this.#misuse('hold.release', 'was settled: it cannot be released (settle frees it)'));
+    }
+    if (!this.#released) {
+      this.#released = this.#home.store.release(this.#ledger, this.id).then(() => this.#home.freed('released', 0));
+      // A failed release leaves the hold to expire; the next call may try again.
+      this.#released.catch(() => {
+        this.#released = undefined;
+      });
+    }
+    return this.#released;
+  }
+
+  async #settle(used: number, options: RequestOptions | undefined): Promise<DebitResult> {
+    const { billing, store } = this.#home;
+    if (used === 0) {
+      const { balance } = await store.release(this.#ledger, this.id);
+      const remaining =
+        balance ??
+        (await billing.usage.balance(
+          { account_ref_id: this.#ledger.account, product_code: this.#ledger.product, meter_code: this.#ledger.meter },
+          options,
+        )).balance;
+      return { approved: true, debited: 0, remaining_balance: remaining, event_key: this.event_key };
+    }
+    const result = await billing.usage.debit(
+      {
+        account_ref_id: this.#ledger.account,
+        product_code: this.#ledger.product,
+        meter_code: this.#ledger.meter,
+        quantity: used,
+        event_key: this.event_key,
+      },
+      options,
+    );
+    try {
+      await store.settle(this.#ledger, this.id, result.remaining_balance);
+    } catch (error) {
+      // The debit went through: its result stands. The hold stays until its ttl, which only holds back credits.
+      this.#home.storeFailed(error);
+    }
+    return result;
+  }
+
+  #misuse(operation: string, message: string): InvalidRequestError {
+    return new InvalidRequestError(operation, [{ field: 'hold', message }]);
+  }
+}

@@ -1,0 +1,118 @@
+import { checkOptions, func, type Rule } from '../internal/checks.js';
+import type { HoldLedger, HoldRequest, HoldStore, HoldStoreFree, HoldStoreReserve } from './store.js';
+
+/** Options of {@link memoryHoldStore}. */
+export interface MemoryHoldStoreOptions {
+  /** The store's clock, in ms since the epoch; default `Date.now` (a test may pass its own). */
+  now?: (() => number) | undefined;
+}
+
+const optionRules = { now: [func] } satisfies Record<keyof MemoryHoldStoreOptions, Rule[]>;
+
+/** One ledger's state, as every store keeps it (see store.ts for the rules). */
+interface Ledger {
+  /** The known balance; `null` until one is read. */
+  balance: number | null;
+  /** When the balance was read (the store's clock); 0: stale (never read, or invalidated). */
+  readAt: number;
+  /** Moves on each invalidation of the account. */
+  epoch: number;
+  /** Moves on each settle. */
+  seq: number;
+  /** Unexpired holds by id: quantity and expiry. */
+  holds: Map<string, { quantity: number; expiresAt: number }>;
+}
+
+/**
+ * A {@link HoldStore} in this process's memory: `createCreditHolds`' default. Reservations are
+ * shared by everything in this process that uses the same store, and by nothing else: where several
+ * instances debit one account, use `redisHoldStore` (`billing-sdk/redis`) or `postgresHoldStore`
+ * (`billing-sdk/postgres`).
+ *
+ * @example
+ * ```ts
+ * import { BillingClient, createCreditHolds, memoryHoldStore } from 'billing-sdk';
+ *
+ * const holds = createCreditHolds(new BillingClient(), { store: memoryHoldStore() });
+ * ```
+ */
+export function memoryHoldStore(options: MemoryHoldStoreOptions = {}): HoldStore {
+  checkOptions('memoryHoldStore', options, optionRules);
+  const now = options.now ?? Date.now;
+  const accounts = new Map<string, Map<string, Ledger>>();
+
+  const ledgerOf = (l: HoldLedger): Ledger => {
+    let ledgers = accounts.get(l.account);
+    if (!ledgers) accounts.set(l.account, (ledgers = new Map()));
+    // JSON of the pair: no product and meter pair shares a key with another.
+    const key = JSON.stringify([l.product, l.meter]);
+    let ledger = ledgers.get(key);
+    if (!ledger) ledgers.set(key, (ledger = { balance: null, readAt: 0, epoch: 0, seq: 0, holds: new Map() }));
+    return ledger;
+  };
+  const dropExpired = (ledger: Ledger, at: number): number => {
+    let expired = 0;
+    for (const [id, hold] of ledger.holds) {
+      if (hold.expiresAt <= at) {
+        ledger.holds.delete(id);
+        expired++;
+      }
+    }
+    return expired;
+  };
+  const free = (l: HoldLedger, id: string): { ledger: Ledger; held: boolean } => {
+    const ledger = ledgerOf(l);
+    const hold = ledger.holds.get(id);
+    ledger.holds.delete(id);
+    return { ledger, held: hold !== undefined && hold.expiresAt > now() };
+  };
+
+  return {
+    async reserve(l: HoldLedger, hold: HoldRequest, balanceTtlMs: number): Promise<HoldStoreReserve> {
+      const at = now();
+      const ledger = ledgerOf(l);
+      const expired = dropExpired(ledger, at);
+      if (ledger.balance === null || ledger.readAt === 0 || at - ledger.readAt >= balanceTtlMs) {
+        return { status: 'stale', fence: `${ledger.epoch}:${ledger.seq}`, expired };
+      }
+      let held = 0;
+      for (const h of ledger.holds.values()) held += h.quantity;
+      const available = ledger.balance - held;
+      if (available < hold.quantity) return { status: 'refused', available: Math.max(0, available), expired };
+      ledger.holds.set(hold.id, { quantity: hold.quantity, expiresAt: at + hold.ttlMs });
+      return { status: 'granted', available: available - hold.quantity, expired };
+    },
+
+    async setBalance(l: HoldLedger, balance: number, fence: string): Promise<void> {
+      const ledger = ledgerOf(l);
+      const [epoch, seq] = fence.split(':').map(Number);
+      if (epoch === ledger.epoch && seq === ledger.seq) {
+        ledger.balance = balance;
+        ledger.readAt = now();
+        return;
+      }
+      ledger.balance = ledger.balance === null ? balance : Math.min(ledger.balance, balance);
+      // Only settles came between: the lower is right, and fresh. An invalidation: read again.
+      if (epoch === ledger.epoch) ledger.readAt = now();
+    },
+
+    async settle(l: HoldLedger, id: string, remaining: number): Promise<HoldStoreFree> {
+      const { ledger, held } = free(l, id);
+      ledger.seq++;
+      if (ledger.balance !== null) ledger.balance = Math.min(ledger.balance, remaining);
+      return { held, balance: ledger.balance };
+    },
+
+    async release(l: HoldLedger, id: string): Promise<HoldStoreFree> {
+      const { ledger, held } = free(l, id);
+      return { held, balance: ledger.balance };
+    },
+
+    async invalidate(account: string): Promise<void> {
+      for (const ledger of accounts.get(account)?.values() ?? []) {
+        ledger.epoch++;
+        ledger.readAt = 0;
+      }
+    },
+  };
+}
