@@ -56,7 +56,10 @@ export class Hold implements CreditHold {
       checkArgs('hold.settle', [['used', [integer(0, this.quantity)], used]]);
       if (this.#released) throw this.#misuse('hold.settle', 'was released: it cannot be settled');
       if (this.#used !== undefined && this.#used !== used) {
-        throw this.#misuse('hold.settle', `was settled with ${this.#used}: settle it again only with the same used`);
+        throw this.#misuse(
+          'hold.settle',
+          `was settled with ${this.#used}: settle it again only with the same used`,
+        );
       }
     } catch (error) {
       return Promise.reject(error);
@@ -77,10 +80,14 @@ export class Hold implements CreditHold {
 
   release(): Promise<void> {
     if (this.#used !== undefined) {
-      return Promise.reject(this.#misuse('hold.release', 'was settled: it cannot be released (settle frees it)'));
+      return Promise.reject(
+        this.#misuse('hold.release', 'was settled: it cannot be released (settle frees it)'),
+      );
     }
     if (!this.#released) {
-      this.#released = this.#home.store.release(this.#ledger, this.id).then(() => this.#home.freed('released', 0));
+      this.#released = this.#home.store
+        .release(this.#ledger, this.id)
+        .then(() => this.#home.freed('released', 0));
       // A failed release leaves the hold to expire; the next call may try again.
       this.#released.catch(() => {
         this.#released = undefined;
@@ -95,10 +102,16 @@ export class Hold implements CreditHold {
       const { balance } = await store.release(this.#ledger, this.id);
       const remaining =
         balance ??
-        (await billing.usage.balance(
-          { account_ref_id: this.#ledger.account, product_code: this.#ledger.product, meter_code: this.#ledger.meter },
-          options,
-        )).balance;
+        (
+          await billing.usage.balance(
+            {
+              account_ref_id: this.#ledger.account,
+              product_code: this.#ledger.product,
+              meter_code: this.#ledger.meter,
+            },
+            options,
+          )
+        ).balance;
       return { approved: true, debited: 0, remaining_balance: remaining, event_key: this.event_key };
     }
     const result = await billing.usage.debit(

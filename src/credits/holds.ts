@@ -11,7 +11,13 @@ import { randomUUID } from '../util/uuid.js';
 import { Hold, type HoldHome } from './hold.js';
 import { memoryHoldStore } from './memory-store.js';
 import type { HoldLedger, HoldStore } from './store.js';
-import type { CreditHolds, CreditHoldsOptions, CreditHoldStats, ReserveParams, ReserveResult } from './types.js';
+import type {
+  CreditHoldStats,
+  CreditHolds,
+  CreditHoldsOptions,
+  ReserveParams,
+  ReserveResult,
+} from './types.js';
 
 const creditsChannel = /* @__PURE__ */ channel('billing-sdk:credits');
 /** Publishes one step on `billing-sdk:credits` (nothing is built without a subscriber). */
@@ -68,7 +74,9 @@ const MAX_READS = 3;
  */
 export function createCreditHolds(billing: BillingClient, options: CreditHoldsOptions = {}): CreditHolds {
   if (typeof (billing as Partial<BillingClient> | null)?.usage?.debit !== 'function') {
-    throw new InvalidRequestError('createCreditHolds', [{ field: 'billing', message: 'must be a BillingClient' }]);
+    throw new InvalidRequestError('createCreditHolds', [
+      { field: 'billing', message: 'must be a BillingClient' },
+    ]);
   }
   checkOptions('createCreditHolds', options, optionRules);
   return new Holds(billing, options);
@@ -82,7 +90,15 @@ class Holds implements CreditHolds, HoldHome {
   readonly #onError: ((error: unknown) => void) | undefined;
   /** Balance reads in flight, by ledger: concurrent reservations of one ledger share one read. */
   readonly #reading = new Map<string, Promise<void>>();
-  readonly #counts = { reserved: 0, refused: 0, settled: 0, released: 0, expired: 0, balanceReads: 0, open: 0 };
+  readonly #counts = {
+    reserved: 0,
+    refused: 0,
+    settled: 0,
+    released: 0,
+    expired: 0,
+    balanceReads: 0,
+    open: 0,
+  };
 
   constructor(billing: BillingClient, options: CreditHoldsOptions) {
     this.billing = billing;
@@ -115,9 +131,13 @@ class Holds implements CreditHolds, HoldHome {
         tellCredits('refuse', { quantity: p.quantity });
         return { approved: false, error_code: 'insufficient_credits', available: r.available };
       }
-      if (r.status !== 'stale') throw new StoreError('unexpected_reply', 'holds.reserve: the store answered no status');
+      if (r.status !== 'stale')
+        throw new StoreError('unexpected_reply', 'holds.reserve: the store answered no status');
       if (reads === MAX_READS) {
-        throw new StoreError('unavailable', `holds.reserve: the balance was invalidated during each of ${MAX_READS} reads`);
+        throw new StoreError(
+          'unavailable',
+          `holds.reserve: the balance was invalidated during each of ${MAX_READS} reads`,
+        );
       }
       await this.#read(ledger, r.fence, options);
     }

@@ -43,11 +43,17 @@ export function memoryHoldStore(options: MemoryHoldStoreOptions = {}): HoldStore
 
   const ledgerOf = (l: HoldLedger): Ledger => {
     let ledgers = accounts.get(l.account);
-    if (!ledgers) accounts.set(l.account, (ledgers = new Map()));
+    if (!ledgers) {
+      ledgers = new Map();
+      accounts.set(l.account, ledgers);
+    }
     // JSON of the pair: no product and meter pair shares a key with another.
     const key = JSON.stringify([l.product, l.meter]);
     let ledger = ledgers.get(key);
-    if (!ledger) ledgers.set(key, (ledger = { balance: null, readAt: 0, epoch: 0, seq: 0, holds: new Map() }));
+    if (!ledger) {
+      ledger = { balance: null, readAt: 0, epoch: 0, seq: 0, holds: new Map() };
+      ledgers.set(key, ledger);
+    }
     return ledger;
   };
   const dropExpired = (ledger: Ledger, at: number): number => {

@@ -1,5 +1,6 @@
 import type { AccessCache } from '../access/cache.js';
 import { WebhookError } from '../core/errors/index.js';
+import type { CreditHolds } from '../credits/types.js';
 import { check, func, nonNegative, type Rule, required } from '../internal/checks.js';
 import type { WebhookEvent } from '../schemas/webhook.js';
 import { safely } from '../util/safely.js';
@@ -39,6 +40,12 @@ export interface WebhookHandlerOptions {
    * authenticated, so a forged one can at most cause one extra lookup.
    */
   access?: Pick<AccessCache, 'invalidate'> | undefined;
+  /**
+   * Credit holds (`createCreditHolds`) whose balances of the event's account are marked stale
+   * before `onEvent` runs and before the sender gets its 200, on every instance sharing its store:
+   * the next reservation reads the balance again, so a top-up is seen at once.
+   */
+  holds?: Pick<CreditHolds, 'invalidate'> | undefined;
   /** Largest body accepted, in bytes; larger → 413. Default 65 536. */
   maxBodyBytes?: number | undefined;
   /**
@@ -76,6 +83,12 @@ const handlerRules: Record<keyof WebhookHandlerOptions, Rule[]> = {
       typeof (v as { invalidate?: unknown }).invalidate === 'function'
         ? undefined
         : 'must be an access cache (with an invalidate method)',
+  ],
+  holds: [
+    (v) =>
+      typeof (v as { invalidate?: unknown }).invalidate === 'function'
+        ? undefined
+        : 'must be credit holds (with an invalidate method)',
   ],
   maxBodyBytes: [nonNegative],
   onError: [func],
@@ -125,16 +138,20 @@ export function webhookProcessor(
     headers: { 'retry-after': String(Math.ceil(ttlMs / 1000)) },
     body: { error: 'delivery is being processed by another receiver; retry later', retryable: true },
   };
-  const access = options.access;
+  // What the event's account may have changed: answers and balances kept from before it go first.
+  const stale = [
+    ...(options.access ? [{ what: 'access cache', drop: options.access }] : []),
+    ...(options.holds ? [{ what: 'credit holds', drop: options.holds }] : []),
+  ];
   const inFlight = new Map<string, Promise<WebhookReply>>();
   const run = async (event: WebhookEvent): Promise<WebhookReply> => {
-    if (access) {
+    for (const { what, drop } of stale) {
       try {
-        await access.invalidate(event.account_ref_id);
+        await drop.invalidate(event.account_ref_id);
       } catch (error) {
-        // An answer from before this event could still be served: let the sender retry.
+        // An answer or a balance from before this event could still be used: let the sender retry.
         report(options.onError, error, event);
-        return { status: 500, body: { error: 'access cache invalidation failed' } };
+        return { status: 500, body: { error: `${what} invalidation failed` } };
       }
     }
     const outcome = await runClaimed(event, {

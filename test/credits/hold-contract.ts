@@ -53,10 +53,26 @@ export function holdStoreContract(name: string, subject: () => Promise<HoldStore
       const first = stale(await store.reserve(ledger, hold(10), LONG));
       expect(first.expired).toBe(0);
       await store.setBalance(ledger, 100, first.fence);
-      expect(counted(await store.reserve(ledger, hold(60), LONG))).toEqual({ status: 'granted', available: 40, expired: 0 });
-      expect(counted(await store.reserve(ledger, hold(50), LONG))).toEqual({ status: 'refused', available: 40, expired: 0 });
-      expect(counted(await store.reserve(ledger, hold(40), LONG))).toEqual({ status: 'granted', available: 0, expired: 0 });
-      expect(counted(await store.reserve(ledger, hold(1), LONG))).toEqual({ status: 'refused', available: 0, expired: 0 });
+      expect(counted(await store.reserve(ledger, hold(60), LONG))).toEqual({
+        status: 'granted',
+        available: 40,
+        expired: 0,
+      });
+      expect(counted(await store.reserve(ledger, hold(50), LONG))).toEqual({
+        status: 'refused',
+        available: 40,
+        expired: 0,
+      });
+      expect(counted(await store.reserve(ledger, hold(40), LONG))).toEqual({
+        status: 'granted',
+        available: 0,
+        expired: 0,
+      });
+      expect(counted(await store.reserve(ledger, hold(1), LONG))).toEqual({
+        status: 'refused',
+        available: 0,
+        expired: 0,
+      });
     });
 
     it('release frees a hold once; a second release and an unknown id find nothing', async () => {
@@ -83,7 +99,11 @@ export function holdStoreContract(name: string, subject: () => Promise<HoldStore
       expect(await store.settle(ledger, b.id, 90)).toEqual({ held: true, balance: 80 });
       expect(await store.settle(ledger, b.id, 70)).toEqual({ held: false, balance: 70 });
       expect(counted(await store.reserve(ledger, hold(71), LONG)).status).toBe('refused');
-      expect(counted(await store.reserve(ledger, hold(70), LONG))).toEqual({ status: 'granted', available: 0, expired: 0 });
+      expect(counted(await store.reserve(ledger, hold(70), LONG))).toEqual({
+        status: 'granted',
+        available: 0,
+        expired: 0,
+      });
     });
 
     it('a hold expires after its ttlMs: the next reservation drops it and counts it; freeing it then finds nothing', async () => {
@@ -93,7 +113,11 @@ export function holdStoreContract(name: string, subject: () => Promise<HoldStore
       expect(counted(await store.reserve(ledger, h, LONG)).status).toBe('granted');
       expect(counted(await store.reserve(ledger, hold(1), LONG)).status).toBe('refused');
       await advance(SHORT + 100);
-      expect(counted(await store.reserve(ledger, hold(10), LONG))).toEqual({ status: 'granted', available: 0, expired: 1 });
+      expect(counted(await store.reserve(ledger, hold(10), LONG))).toEqual({
+        status: 'granted',
+        available: 0,
+        expired: 1,
+      });
       expect((await store.release(ledger, h.id)).held).toBe(false);
     });
 
@@ -106,7 +130,11 @@ export function holdStoreContract(name: string, subject: () => Promise<HoldStore
       const r = stale(await store.reserve(ledger, hold(5), SHORT));
       await store.setBalance(ledger, 50, r.fence);
       // The unexpired hold still counts against the new balance.
-      expect(counted(await store.reserve(ledger, hold(40), SHORT))).toEqual({ status: 'granted', available: 0, expired: 0 });
+      expect(counted(await store.reserve(ledger, hold(40), SHORT))).toEqual({
+        status: 'granted',
+        available: 0,
+        expired: 0,
+      });
     });
 
     it('a settle while the balance was read: the lower of the two is kept, and fresh', async () => {
@@ -119,7 +147,11 @@ export function holdStoreContract(name: string, subject: () => Promise<HoldStore
       await store.settle(ledger, a.id, 90); // the debit lands while the read (from before it) is in flight
       await store.setBalance(ledger, 100, r.fence);
       expect(counted(await store.reserve(ledger, hold(91), LONG)).status).toBe('refused');
-      expect(counted(await store.reserve(ledger, hold(90), LONG))).toEqual({ status: 'granted', available: 0, expired: 0 });
+      expect(counted(await store.reserve(ledger, hold(90), LONG))).toEqual({
+        status: 'granted',
+        available: 0,
+        expired: 0,
+      });
     });
 
     it('an invalidation while the balance was read: the balance stays stale, to be read again', async () => {
@@ -155,14 +187,20 @@ export function holdStoreContract(name: string, subject: () => Promise<HoldStore
       for (const ledger of [b, c, d]) {
         const r = stale(await store.reserve(ledger, hold(1), LONG));
         await store.setBalance(ledger, 5, r.fence);
-        expect(counted(await store.reserve(ledger, hold(5), LONG))).toEqual({ status: 'granted', available: 0, expired: 0 });
+        expect(counted(await store.reserve(ledger, hold(5), LONG))).toEqual({
+          status: 'granted',
+          available: 0,
+          expired: 0,
+        });
       }
     });
 
     it('concurrent reservations never hold more than the balance (atomic)', async () => {
       const { store } = await subject();
       const ledger = await funded(store, 100);
-      const results = await Promise.all(Array.from({ length: 40 }, () => store.reserve(ledger, hold(10), LONG)));
+      const results = await Promise.all(
+        Array.from({ length: 40 }, () => store.reserve(ledger, hold(10), LONG)),
+      );
       expect(results.filter((r) => r.status === 'granted')).toHaveLength(10);
       expect(results.filter((r) => r.status === 'refused')).toHaveLength(30);
     });
@@ -175,33 +213,37 @@ export function holdStoreContract(name: string, subject: () => Promise<HoldStore
         fc.record({ op: fc.constant('release' as const), pick: fc.nat() }),
       );
       await fc.assert(
-        fc.asyncProperty(fc.integer({ min: 0, max: 100 }), fc.array(step, { maxLength: 12 }), async (start, steps) => {
-          const ledger = await funded(store, start);
-          let balance = start;
-          const held = new Map<string, number>();
-          for (const s of steps) {
-            if (s.op === 'reserve') {
-              const h = hold(s.quantity);
-              const r = counted(await store.reserve(ledger, h, LONG));
-              const free = balance - [...held.values()].reduce((x, y) => x + y, 0);
-              expect(r.status).toBe(free >= s.quantity ? 'granted' : 'refused');
-              if (r.status === 'granted') held.set(h.id, s.quantity);
-              expect(r.available).toBe(Math.max(0, free - (r.status === 'granted' ? s.quantity : 0)));
-              continue;
+        fc.asyncProperty(
+          fc.integer({ min: 0, max: 100 }),
+          fc.array(step, { maxLength: 12 }),
+          async (start, steps) => {
+            const ledger = await funded(store, start);
+            let balance = start;
+            const held = new Map<string, number>();
+            for (const s of steps) {
+              if (s.op === 'reserve') {
+                const h = hold(s.quantity);
+                const r = counted(await store.reserve(ledger, h, LONG));
+                const free = balance - [...held.values()].reduce((x, y) => x + y, 0);
+                expect(r.status).toBe(free >= s.quantity ? 'granted' : 'refused');
+                if (r.status === 'granted') held.set(h.id, s.quantity);
+                expect(r.available).toBe(Math.max(0, free - (r.status === 'granted' ? s.quantity : 0)));
+                continue;
+              }
+              const ids = [...held.keys()];
+              if (ids.length === 0) continue;
+              const id = ids[s.pick % ids.length]!;
+              const quantity = held.get(id)!;
+              held.delete(id);
+              if (s.op === 'release') {
+                expect(await store.release(ledger, id)).toEqual({ held: true, balance });
+              } else {
+                balance -= Math.min(s.used, quantity);
+                expect(await store.settle(ledger, id, balance)).toEqual({ held: true, balance });
+              }
             }
-            const ids = [...held.keys()];
-            if (ids.length === 0) continue;
-            const id = ids[s.pick % ids.length]!;
-            const quantity = held.get(id)!;
-            held.delete(id);
-            if (s.op === 'release') {
-              expect(await store.release(ledger, id)).toEqual({ held: true, balance });
-            } else {
-              balance -= Math.min(s.used, quantity);
-              expect(await store.settle(ledger, id, balance)).toEqual({ held: true, balance });
-            }
-          }
-        }),
+          },
+        ),
         { numRuns: 25 },
       );
     });

@@ -47,7 +47,8 @@ export async function runHoldWorkload(
   return Promise.all(
     plans.map(async ({ quantity, useShare, runMs }): Promise<ActionRecord> => {
       const r = await holds.reserve({ ...ledger, quantity, ttlMs });
-      if (!r.approved) return { quantity, approved: false, used: 0, debitApproved: false, heldFrom: 0, heldUntil: 0 };
+      if (!r.approved)
+        return { quantity, approved: false, used: 0, debitApproved: false, heldFrom: 0, heldUntil: 0 };
       const heldFrom = Date.now();
       await new Promise((resolve) => setTimeout(resolve, runMs));
       const used = Math.floor(useShare * (quantity + 1));

@@ -239,6 +239,7 @@ describe("the handlers' options, anything", () => {
     claimTtlMs: (v) => absent(v) || (typeof v === 'number' && Number.isFinite(v) && v >= 1),
     maxBodyBytes: (v) => absent(v) || (typeof v === 'number' && v >= 0),
     access: (v) => absent(v) || hasMethods(v, ['invalidate']),
+    holds: (v) => absent(v) || hasMethods(v, ['invalidate']),
   };
   const good: Record<keyof WebhookHandlerOptions, fc.Arbitrary<unknown>> = {
     onEvent: fc.constant(() => {}),
@@ -252,6 +253,7 @@ describe("the handlers' options, anything", () => {
     claimTtlMs: fc.oneof(fc.constant(undefined), fc.double({ min: 1, max: 1e9, noNaN: true })),
     maxBodyBytes: fc.oneof(fc.constant(undefined), fc.nat(), fc.constant(Number.POSITIVE_INFINITY)),
     access: fc.constantFrom(undefined, { invalidate: () => {} }),
+    holds: fc.constantFrom(undefined, { invalidate: () => {} }),
   };
   const names = Object.keys(accepts) as (keyof WebhookHandlerOptions)[];
   /** Each option right, or anything at all in its place; sometimes with a key no handler knows. */
