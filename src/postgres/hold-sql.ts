@@ -1,0 +1,137 @@
+import type { HoldLedger } from '../credits/store.js';
+import { holdTables } from './hold-ddl.js';
+import { qualifiedName } from './tables.js';
+
+/** A duration in ms as the statements take it: a whole number of ms, at least 1. */
+const ms = (value: number): number => Math.max(1, Math.ceil(value));
+
+/** `$param` ms as an interval. */
+const interval = (param: string): string => `${param}::float8 * interval '1 millisecond'`;
+
+/** The ledger's key, always the first three parameters. */
+const KEY = 'account = $1::text AND product = $2::text AND meter = $3::text';
+const key = (l: HoldLedger): unknown[] => [l.account, l.product, l.meter];
+
+/**
+ * A fence as `epoch:seq` parameters; anything else (not one this store gave) matches no ledger,
+ * so its balance is kept only as a lower bound and stays stale, as memoryHoldStore does.
+ */
+function fenceParams(fence: string): [string, string] {
+  const match = /^(\d{1,18}):(\d{1,18})$/.exec(fence);
+  return match ? [match[1]!, match[2]!] : ['-1', '-1'];
+}
+
+/**
+ * The store's statements on its two tables, with their parameters. Time is the database's
+ * (`clock_timestamp()`, the time of the statement rather than of its transaction), so instances
+ * with skewed clocks agree on when a hold expires and when a balance grows stale.
+ */
+export function holdStatements(schema: string, table: string) {
+  const names = holdTables(table);
+  const L = qualifiedName(schema, names.ledgers);
+  const H = qualifiedName(schema, names.holds);
+  return {
+    /**
+     * The first statement of a reservation's transaction: locks the ledger's row until the
+     * transaction ends, inserting it when missing. `DO UPDATE … WHERE false` updates nothing but
+     * still locks the row it conflicted with (and waits for a concurrent inserter), so
+     * reservations of one ledger take turns, each after the previous one committed.
+     */
+    lock: (l: HoldLedger) => ({
+      text: `INSERT INTO ${L} AS l (account, product, meter) VALUES ($1::text, $2::text, $3::text)
+ON CONFLICT (account, product, meter) DO UPDATE SET epoch = l.epoch WHERE false`,
+      params: key(l),
+    }),
+    /**
+     * The second statement of a reservation, under the ledger's lock. A statement of its own: in
+     * READ COMMITTED each statement reads a new snapshot, so this one sees every hold the previous
+     * lock holders committed (one statement that locked and summed would read the snapshot from
+     * before its lock wait, and miss them). Drops the ledger's expired holds, then records the hold
+     * when the balance is fresh and covers it, all at one instant (`clock`). The sum leaves out the
+     * expired holds itself: the DELETE's effect is not visible to the other parts of the statement.
+     */
+    reserve: (l: HoldLedger, id: string, quantity: number, ttlMs: number, balanceTtlMs: number) => ({
+      text: `WITH clock AS (SELECT clock_timestamp() AS at),
+ledger AS (
+  SELECT l.balance, l.epoch, l.seq,
+    (l.balance IS NULL OR l.read_at IS NULL OR l.read_at + ${interval('$4')} <= c.at) AS stale
+  FROM ${L} l, clock c WHERE ${KEY}
+),
+expired AS (
+  DELETE FROM ${H} h USING clock c WHERE ${KEY} AND h.expires_at <= c.at RETURNING 1
+),
+held AS (
+  SELECT coalesce(sum(h.quantity), 0) AS held FROM ${H} h, clock c WHERE ${KEY} AND h.expires_at > c.at
+),
+granted AS (
+  INSERT INTO ${H} AS h (account, product, meter, id, quantity, expires_at)
+  SELECT $1::text, $2::text, $3::text, $5::text, $6::bigint, c.at + ${interval('$7')}
+  FROM ledger, held, clock c
+  WHERE NOT ledger.stale AND ledger.balance - held.held >= $6::bigint
+  ON CONFLICT (account, product, meter, id)
+  DO UPDATE SET quantity = excluded.quantity, expires_at = excluded.expires_at
+  RETURNING 1
+)
+SELECT ledger.stale, ledger.epoch::text || ':' || ledger.seq::text AS fence,
+  (ledger.balance - held.held)::float8 AS available,
+  EXISTS (SELECT 1 FROM granted) AS granted,
+  (SELECT count(*) FROM expired)::int AS expired
+FROM ledger, held`,
+      params: [...key(l), ms(balanceTtlMs), id, quantity, ms(ttlMs)],
+    }),
+    /**
+     * Records a balance read after a reservation answered `stale` with `fence`: taken as it is when
+     * the fence is unchanged; else the lower of the two is kept, fresh when only settles came
+     * between (same epoch), stale after an invalidation. A missing row has the fence `0:0`.
+     */
+    setBalance: (l: HoldLedger, balance: number, fence: string) => ({
+      text: `INSERT INTO ${L} AS l (account, product, meter, balance, read_at)
+VALUES ($1::text, $2::text, $3::text, $4::bigint, CASE WHEN $5::bigint = 0 THEN clock_timestamp() END)
+ON CONFLICT (account, product, meter) DO UPDATE SET
+  balance = CASE
+    WHEN l.epoch = $5::bigint AND l.seq = $6::bigint OR l.balance IS NULL THEN $4::bigint
+    ELSE least(l.balance, $4::bigint) END,
+  read_at = CASE WHEN l.epoch = $5::bigint THEN clock_timestamp() ELSE l.read_at END`,
+      params: [...key(l), balance, ...fenceParams(fence)],
+    }),
+    /**
+     * The first statement of a settle's transaction: moves the ledger's `seq` (a balance read in
+     * flight is then taken only as a lower bound) and lowers its balance to `remaining`. It takes
+     * the ledger's lock before the hold's row is touched, the order a reservation takes them in,
+     * so the two never wait on each other in a circle.
+     */
+    settled: (l: HoldLedger, remaining: number) => ({
+      text: `INSERT INTO ${L} AS l (account, product, meter, seq) VALUES ($1::text, $2::text, $3::text, 1)
+ON CONFLICT (account, product, meter) DO UPDATE SET
+  seq = l.seq + 1,
+  balance = CASE WHEN l.balance IS NULL THEN NULL ELSE least(l.balance, $4::bigint) END
+RETURNING balance::float8 AS balance`,
+      params: [...key(l), remaining],
+    }),
+    /** Drops the hold `id`; `live` when it was there and unexpired. */
+    drop: (l: HoldLedger, id: string) => ({
+      text: `DELETE FROM ${H} WHERE ${KEY} AND id = $4::text RETURNING expires_at > clock_timestamp() AS live`,
+      params: [...key(l), id],
+    }),
+    /**
+     * Drops the hold `id` and reads the ledger's balance, in one statement. It locks only the
+     * hold's row (never the ledger's), so it never waits on a reservation in a circle.
+     */
+    release: (l: HoldLedger, id: string) => ({
+      text: `WITH gone AS (
+  DELETE FROM ${H} WHERE ${KEY} AND id = $4::text RETURNING expires_at > clock_timestamp() AS live
+)
+SELECT coalesce((SELECT bool_or(live) FROM gone), false) AS held,
+  (SELECT balance::float8 FROM ${L} WHERE ${KEY}) AS balance`,
+      params: [...key(l), id],
+    }),
+    /** Makes every balance of the account stale, and moves its epoch: a read in flight is not taken as fresh. */
+    invalidate: (account: string) => ({
+      text: `UPDATE ${L} SET epoch = epoch + 1, read_at = NULL WHERE account = $1::text`,
+      params: [account],
+    }),
+  };
+}
+
+/** The statements of one store (see {@link holdStatements}). */
+export type HoldStatements = ReturnType<typeof holdStatements>;
