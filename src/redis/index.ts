@@ -1,7 +1,8 @@
 /**
  * `billing-sdk/redis`: what several instances of one service share through Redis: the webhook
  * dedupe store (`redisDedupeStore`), the shared 429 cooldown (`redisCooldown`), the store of access
- * answers (`redisAccessStore`: `createAccessCache`'s answers, leases and invalidations) and the
+ * answers (`redisAccessStore`: `createAccessCache`'s answers, leases and invalidations), the store
+ * of prepaid-credit holds (`redisHoldStore`: `createCreditHolds`' balances and reservations) and the
  * durable spool of the usage tracker (`redisSpool`), on a Redis client the application passes in.
  * Nothing here imports a Redis package: pass a connected client as it is, node-redis (`redis` on
  * npm, v4 or v5: `createClient()` or `createCluster()`) or ioredis (v5 or later: `new Redis()` or
@@ -25,4 +26,5 @@ export { type RedisAccessStoreOptions, redisAccessStore } from './access-store.j
 export type { IoRedisLike, NodeRedisClusterLike, RedisClient, RedisLike } from './adapt.js';
 export { type RedisCooldownOptions, redisCooldown } from './cooldown.js';
 export { type RedisDedupeStoreOptions, redisDedupeStore } from './dedupe-store.js';
+export { type RedisHoldStoreOptions, redisHoldStore } from './hold-store.js';
 export { type RedisSpoolOptions, redisSpool } from './spool.js';

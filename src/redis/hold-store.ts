@@ -1,0 +1,190 @@
+import type { HoldLedger, HoldStore, HoldStoreFree, HoldStoreReserve } from '../credits/store.js';
+import { checkArgs, checkOptions, integer, type Rule, text } from '../internal/checks.js';
+import { isWellFormed } from '../util/well-formed.js';
+import { adaptClient, type RedisClient } from './adapt.js';
+import { evalScript, px, replyText, timerMs } from './client.js';
+import { keyPrefix, tagged } from './keys.js';
+import { INVALIDATE, RELEASE, RESERVE, SET_BALANCE, SETTLE } from './lua/holds.js';
+import { storeFailure, unexpectedReply } from './store-errors.js';
+
+/** Options of {@link redisHoldStore}. */
+export interface RedisHoldStoreOptions {
+  /**
+   * Start of every key of the store; default `'billing-sdk:holds:'`. Instances sharing a prefix
+   * share balances and holds: give each service (each API key) its own. No hash tag is needed for
+   * Redis Cluster: the store tags each account's keys itself (a tag in the prefix puts every key of
+   * the store in that one slot).
+   */
+  prefix?: string | undefined;
+  /**
+   * How long to wait for Redis before the call fails, in ms: a reservation then rejects with a
+   * {@link billing-sdk!StoreError} (holds never fail open). Default 500.
+   */
+  timeoutMs?: number | undefined;
+}
+
+const OPERATION = 'redisHoldStore';
+
+const optionRules = {
+  prefix: [text, keyPrefix],
+  timeoutMs: [timerMs],
+} satisfies Record<keyof RedisHoldStoreOptions, Rule[]>;
+
+/** How long an account's keys live at least after a write, in ms (plus the ttl of a hold it grants). */
+const KEEP_MS = 24 * 60 * 60 * 1000;
+
+/** A name: any string UTF-8 carries unchanged (a lone surrogate would become U+FFFD, so two names could share a key). */
+const name: Rule = (v) =>
+  typeof v === 'string' && isWellFormed(v) ? undefined : 'must be a string without a lone UTF-16 surrogate';
+
+/** A balance as the service gives it: an integer JavaScript and Lua both keep exactly. */
+const balanceRule: Rule = integer(Number.MIN_SAFE_INTEGER);
+
+/** The rules of a ledger's three names, read safely from whatever was passed. */
+function ledgerArgs(ledger: unknown): [string, Rule[], unknown][] {
+  const l = (typeof ledger === 'object' && ledger !== null ? ledger : {}) as Partial<HoldLedger>;
+  return [
+    ['ledger.account', [name], l.account],
+    ['ledger.product', [name], l.product],
+    ['ledger.meter', [name], l.meter],
+  ];
+}
+
+/**
+ * The `HoldStore` of `createCreditHolds` in Redis, for several instances debiting the same
+ * accounts: every reservation of one account, whichever instance makes it, is granted only while the
+ * account's known balance minus every unexpired hold covers it. Each method is one Lua script, so one
+ * atomic step whatever the other instances send meanwhile; holds expire and balances age by Redis's
+ * clock alone (TIME), so hosts whose clocks disagree still agree on when a hold lapses.
+ *
+ * Keys: one hash per account (`<prefix>{<account>}:a`: per ledger its balance, when it was read,
+ * its settles; the account's invalidation epoch) and one hash of holds per ledger
+ * (`<prefix>{<account>}:h:<ledger>`). A step reads only its own ledger's holds, and `invalidate`
+ * moves the epoch alone, whatever the account's ledgers. Each write makes the account's keys live
+ * at least a day (plus the hold's ttl), so an abandoned account goes away.
+ *
+ * Redis Cluster works with the default options: an account's keys share its hash tag, so each step
+ * is one script in one slot, and accounts spread over every master.
+ *
+ * When Redis is down or slow, every method rejects within `timeoutMs` with a
+ * {@link billing-sdk!StoreError} (code `'unavailable'`; `'unexpected_reply'` when Redis answers what
+ * the store never writes): a reservation then fails, it never grants credits unchecked. A
+ * reservation that timed out may still land in Redis afterwards: its hold then only holds credits
+ * back until its ttl. A resent reservation (same hold id) finds its hold and counts it once.
+ *
+ * @param client - A connected client: node-redis (`createClient()` or `createCluster()` from
+ * `redis`), ioredis (`new Redis()` or `new Cluster()`), or any {@link RedisLike}; see
+ * {@link RedisClient}. It is not closed here: the application owns it.
+ * @param options - See {@link RedisHoldStoreOptions}.
+ * @throws {@link billing-sdk!InvalidRequestError} when `client` is none of these, `options` is not
+ * a plain object, or an option is unknown or bad (`prefix` not a non-empty string or holding an
+ * empty `{}`, `timeoutMs` not a number > 0 a timer can wait), naming each.
+ * @example
+ * ```ts
+ * import { createClient } from 'redis';
+ * import { BillingClient, createCreditHolds } from 'billing-sdk';
+ * import { redisHoldStore } from 'billing-sdk/redis';
+ *
+ * const redis = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const holds = createCreditHolds(new BillingClient(), { store: redisHoldStore(redis) });
+ * const r = await holds.reserve({ account_ref_id: 'acct_1', product_code: 'ai-assistant', meter_code: 'credits', quantity: 2_000 });
+ * if (r.approved) await r.hold.settle(1_234); // debits 1 234, frees the rest for every instance
+ * ```
+ */
+export function redisHoldStore(client: RedisClient, options: RedisHoldStoreOptions = {}): HoldStore {
+  const runner = adaptClient(OPERATION, client);
+  const given = checkOptions(OPERATION, options, optionRules) as RedisHoldStoreOptions;
+  const prefix = given.prefix ?? 'billing-sdk:holds:';
+  const timeoutMs = given.timeoutMs ?? 500;
+  /** The account hash, and the ledger's holds hash: both carry the account's hash tag. */
+  const keysOf = (l: HoldLedger): { keys: [string, string]; ledger: string } => {
+    const base = tagged(prefix, l.account);
+    // JSON of the pair: no product and meter pair shares it with another.
+    const ledger = JSON.stringify([l.product, l.meter]);
+    return { keys: [`${base}:a`, `${base}:h:${ledger}`], ledger };
+  };
+  const run = (step: string, script: string, keys: string[], args: (string | number)[]) =>
+    evalScript(runner, script, keys, args, timeoutMs).catch((error: unknown) => {
+      throw storeFailure(`${OPERATION}.${step}`, error);
+    });
+  /** `{held, balance}` as SETTLE and RELEASE answer it. */
+  const freed = (step: string, reply: unknown): HoldStoreFree => {
+    const [held, raw] = Array.isArray(reply) ? reply : [];
+    const text = raw === null || raw === undefined ? null : replyText(raw);
+    const balance = text === null ? null : Number(text);
+    if (
+      (held !== 0 && held !== 1) ||
+      text === undefined ||
+      (balance !== null && !Number.isSafeInteger(balance))
+    ) {
+      throw unexpectedReply(`${OPERATION}.${step}`, reply);
+    }
+    return { held: held === 1, balance };
+  };
+
+  return {
+    async reserve(l, hold, balanceTtlMs): Promise<HoldStoreReserve> {
+      const h = (typeof hold === 'object' && hold !== null ? hold : {}) as Partial<typeof hold>;
+      checkArgs(`${OPERATION}.reserve`, [
+        ...ledgerArgs(l),
+        ['hold.id', [name], h.id],
+        ['hold.quantity', [integer(1)], h.quantity],
+        ['hold.ttlMs', [timerMs], h.ttlMs],
+        ['balanceTtlMs', [timerMs], balanceTtlMs],
+      ]);
+      const { keys, ledger } = keysOf(l);
+      const reply = await run('reserve', RESERVE, keys, [
+        ledger,
+        hold.id,
+        hold.quantity,
+        px(hold.ttlMs),
+        px(balanceTtlMs),
+        crypto.randomUUID(),
+        KEEP_MS,
+      ]);
+      const [rawStatus, value, expired] = Array.isArray(reply) ? reply : [];
+      const status = replyText(rawStatus);
+      if (typeof expired !== 'number') throw unexpectedReply(`${OPERATION}.reserve`, reply);
+      if (status === 'stale') {
+        const fence = replyText(value);
+        if (fence === undefined) throw unexpectedReply(`${OPERATION}.reserve`, reply);
+        return { status, fence, expired };
+      }
+      if ((status !== 'granted' && status !== 'refused') || typeof value !== 'number') {
+        throw unexpectedReply(`${OPERATION}.reserve`, reply);
+      }
+      return { status, available: value, expired };
+    },
+
+    async setBalance(l, balance, fence) {
+      checkArgs(`${OPERATION}.setBalance`, [
+        ...ledgerArgs(l),
+        ['balance', [balanceRule], balance],
+        ['fence', [name], fence],
+      ]);
+      const { keys, ledger } = keysOf(l);
+      await run('setBalance', SET_BALANCE, [keys[0]], [ledger, balance, fence, KEEP_MS]);
+    },
+
+    async settle(l, id, remaining) {
+      checkArgs(`${OPERATION}.settle`, [
+        ...ledgerArgs(l),
+        ['id', [name], id],
+        ['remaining', [balanceRule], remaining],
+      ]);
+      const { keys, ledger } = keysOf(l);
+      return freed('settle', await run('settle', SETTLE, keys, [ledger, id, remaining, KEEP_MS]));
+    },
+
+    async release(l, id) {
+      checkArgs(`${OPERATION}.release`, [...ledgerArgs(l), ['id', [name], id]]);
+      const { keys, ledger } = keysOf(l);
+      return freed('release', await run('release', RELEASE, keys, [ledger, id]));
+    },
+
+    async invalidate(account) {
+      checkArgs(`${OPERATION}.invalidate`, [['account', [name], account]]);
+      await run('invalidate', INVALIDATE, [`${tagged(prefix, account)}:a`], [KEEP_MS]);
+    },
+  };
+}
