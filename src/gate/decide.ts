@@ -1,11 +1,18 @@
 import type { AccessLookupOutcome } from '../access/cache.js';
 import type { GateEvent } from '../core/diagnostics.js';
-import { APIConnectionError, APIError, InvalidRequestError, RateLimitError } from '../core/errors/index.js';
+import {
+  APIConnectionError,
+  APIError,
+  InvalidRequestError,
+  RateLimitError,
+  StoreError,
+} from '../core/errors/index.js';
 import { segment } from '../internal/checks.js';
 import type { DebitApproved } from '../schemas/usage.js';
 import { channel, publish } from '../util/diagnostics.js';
 import { randomUUID } from '../util/uuid.js';
 import { problem, redirect } from './answer.js';
+import { RouteHold } from './hold.js';
 import type { PaywallLinks } from './links.js';
 import { type CheckedNeeds, type NeedLookup, quantityOf } from './needs.js';
 import { headerOf, isNavigation } from './request.js';
@@ -79,16 +86,33 @@ export async function decide<Req extends GateRequest>(
     }
   }
   let debit: DebitApproved | undefined;
-  for (const [i, credits] of needs.credits.entries()) {
-    const outcome = await spend(gate, request, account, credits, i, needs.credits.length);
-    if ('reason' in outcome) return deny(gate, request, account, outcome, needs);
-    debit = outcome;
-    source = worse(source, 'live');
+  let hold: RouteHold | undefined;
+  try {
+    for (const [i, credits] of needs.credits.entries()) {
+      const outcome = credits.hold
+        ? await reserve(gate, request, account, credits, i, needs.credits.length)
+        : await spend(gate, request, account, credits, i, needs.credits.length);
+      if ('reason' in outcome) {
+        await hold?.close(false);
+        return deny(gate, request, account, outcome, needs);
+      }
+      if (outcome instanceof RouteHold) hold = outcome;
+      else debit = outcome;
+      source = worse(source, 'live');
+    }
+  } catch (error) {
+    // A later need failed for good: what was reserved goes back (what was debited cannot).
+    await hold?.close(false).catch(() => {});
+    throw error;
   }
   tell(() => ({ event: 'decision', allowed: true, source, needs: kindsOf(needs) }));
-  return debit
-    ? { allowed: true, account_ref_id: account, source, debit }
-    : { allowed: true, account_ref_id: account, source };
+  return {
+    allowed: true,
+    account_ref_id: account,
+    source,
+    ...(debit ? { debit } : {}),
+    ...(hold ? { hold } : {}),
+  };
 }
 
 /**
@@ -145,8 +169,7 @@ async function spend<Req extends GateRequest>(
   count: number,
 ): Promise<DebitApproved | Refusal<Req>> {
   const quantity = await quantityOf(credits.quantity, request, 'need.credits.quantity');
-  const given = headerOf(request, 'idempotency-key');
-  const event_key = given ? (count === 1 ? given : `${given}:${index}`) : randomUUID();
+  const event_key = eventKeyOf(request, index, count) ?? randomUUID();
   const { product_code, meter_code } = credits;
   let result: Awaited<ReturnType<GateOptions<Req>['billing']['usage']['debit']>>;
   try {
@@ -169,6 +192,52 @@ async function spend<Req extends GateRequest>(
   throw new InvalidRequestError('gate', [
     { field: 'need.credits', message: `refused by the service: ${String(result.error_code)}` },
   ]);
+}
+
+/**
+ * The debit key of the request's `index`th credits need of `count`: its `Idempotency-Key` (one key
+ * per need, from it, when several), so a client's retried request is charged once; `undefined` when
+ * the request has none.
+ */
+function eventKeyOf(request: GateRequest, index: number, count: number): string | undefined {
+  const given = headerOf(request, 'idempotency-key');
+  if (!given) return undefined;
+  return count === 1 ? given : `${given}:${index}`;
+}
+
+/**
+ * Reserves one credits need with `hold: true`, the most the route may cost, through the gate's
+ * holds; settled (or released) by the adapter after the answer. Never fails open: the store or the
+ * service unreachable is a 503 whatever `onUnavailable` says.
+ */
+async function reserve<Req extends GateRequest>(
+  gate: Decider<Req>,
+  request: Req,
+  account: string,
+  credits: CheckedNeeds<Req>['credits'][number],
+  index: number,
+  count: number,
+): Promise<RouteHold | Refusal<Req>> {
+  const holds = gate.options.holds;
+  if (!holds)
+    throw new InvalidRequestError('gate', [{ field: 'holds', message: 'is required by need.credits.hold' }]);
+  const quantity = await quantityOf(credits.quantity, request, 'need.credits.quantity');
+  const event_key = eventKeyOf(request, index, count);
+  const { product_code, meter_code } = credits;
+  try {
+    const r = await holds.reserve({
+      account_ref_id: account,
+      product_code,
+      meter_code,
+      quantity,
+      ...(event_key ? { event_key } : {}),
+    });
+    if (r.approved) return new RouteHold(r.hold);
+    return { reason: 'insufficient_credits', need: { credits }, remaining_balance: r.available };
+  } catch (error) {
+    if (!(error instanceof StoreError) && !isUnavailable(error)) throw error;
+    return { reason: 'unavailable', retryAfterS: retryAfterOf(error) };
+  }
 }
 
 /** The answer to a "no": the paywall for a browser, else a problem document. */

@@ -1,7 +1,9 @@
 import { check, checkOptions, func, integer, oneOf, type Rule, required, text } from '../internal/checks.js';
 import { safely } from '../util/safely.js';
+import { after, afterNode } from './after.js';
 import { type Decider, decide } from './decide.js';
 import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
+import { RouteHold } from './hold.js';
 import { type HonoHandler, honoAdapter } from './hono.js';
 import { PaywallLinks } from './links.js';
 import { type CheckedNeeds, checkNeeds, quantityOf } from './needs.js';
@@ -46,6 +48,7 @@ const rules = {
   ],
   onUnavailable: [oneOf(['closed', 'open'])],
   tracker: [methods(['track'], 'a usage tracker (createUsageTracker)')],
+  holds: [methods(['reserve', 'invalidate'], 'credit holds (createCreditHolds)')],
   onError: [func],
   waitUntil: [func],
 } satisfies Record<keyof GateOptions, Rule[]>;
@@ -93,39 +96,50 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
       : undefined,
   };
   const checked = (operation: string, need: GateNeeds<Req>) =>
-    checkNeeds<Req>(`gate.${operation}`, need, given.tracker !== undefined);
+    checkNeeds<Req>(`gate.${operation}`, need, given.tracker !== undefined, given.holds !== undefined);
 
-  /**
-   * After a 2xx answer: the route's usage, told to `onError` when the tracker refuses it (the answer
-   * stands). With `waitUntil`, the whole of it (the quantity, the append) is handed to it, and each
-   * event's send is, by the tracker.
-   */
+  /** The route's usage, told to `onError` when the tracker refuses it (the answer stands). */
   const track = (
     needs: CheckedNeeds<Req>,
     request: Req,
     allowed: GateAllowed,
     waitUntil: WaitUntil | undefined,
-  ): Promise<void> => {
-    const tracked = Promise.all(
+  ) =>
+    Promise.all(
       needs.usage.map(async (usage) => {
-        try {
-          const quantity = await quantityOf(usage.quantity, request, 'need.usage.quantity');
-          const { product_code, meter_code } = usage;
-          await given.tracker?.track(
-            { account_ref_id: allowed.account_ref_id, product_code, meter_code, quantity },
-            waitUntil && { waitUntil },
-          );
-        } catch (error) {
-          await safely(() => given.onError?.(error, request));
-        }
+        const quantity = await quantityOf(usage.quantity, request, 'need.usage.quantity');
+        const { product_code, meter_code } = usage;
+        await given.tracker?.track(
+          { account_ref_id: allowed.account_ref_id, product_code, meter_code, quantity },
+          waitUntil && { waitUntil },
+        );
       }),
-    ).then(() => {});
+    );
+  /**
+   * After the answer (`status` undefined: the handler threw or the connection closed first): the
+   * hold settled after a 2xx, else released; the usage after a 2xx. A failure goes to `onError`
+   * (the answer stands). With `waitUntil`, the whole of it is handed to it, and each usage event's
+   * send is, by the tracker.
+   */
+  const finish = (
+    needs: CheckedNeeds<Req>,
+    request: Req,
+    allowed: GateAllowed,
+    status: number | undefined,
+    waitUntil: WaitUntil | undefined,
+  ): Promise<void> => {
+    const ok = status !== undefined && succeeded(status);
+    const report = (error: unknown) => safely(() => given.onError?.(error, request));
+    const steps: Promise<unknown>[] = [];
+    if (allowed.hold instanceof RouteHold) steps.push(allowed.hold.close(ok).catch(report));
+    if (ok && needs.usage.length) steps.push(track(needs, request, allowed, waitUntil).catch(report));
+    const done = Promise.all(steps).then(() => {});
     try {
-      waitUntil?.(tracked);
+      waitUntil?.(done);
     } catch (error) {
-      void safely(() => given.onError?.(error, request)); // the platform refused it: the work goes on all the same
+      void report(error); // the platform refused it: the work goes on all the same
     }
-    return tracked;
+    return done;
   };
   /** The decisions of requests allowed through protect, for `decisionOf`; gone with the request. */
   const decisions = new WeakMap<object, GateAllowed>();
@@ -133,10 +147,11 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
   const routeOf = (operation: string, need: GateNeeds<Req>): GateRoute<Req> => {
     const needs = checked(operation, need);
     return {
-      tracksUsage: needs.usage.length > 0,
+      after: needs.usage.length > 0 || needs.credits.some((credits) => credits.hold),
       waitUntil: given.waitUntil,
       decide: (request) => decide(decider, request, needs),
-      track: (request, allowed, waitUntil = given.waitUntil) => track(needs, request, allowed, waitUntil),
+      finish: (request, allowed, status, waitUntil = given.waitUntil) =>
+        finish(needs, request, allowed, status, waitUntil),
     };
   };
 
@@ -173,14 +188,17 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
         const decision = await route.decide(request);
         if (!decision.allowed) return decision.response;
         decisions.set(request, decision);
-        const response = await handler(request, ...rest);
-        if (route.tracksUsage && succeeded(response.status)) {
-          // Cloudflare's (request, env, ctx), Netlify's (request, context): the request's own first.
-          const waitUntil = waitUntilIn(rest.map((arg) => () => arg)) ?? route.waitUntil;
-          // Handed to the platform's waitUntil, the usage need not hold up the answer.
-          const tracked = route.track(request, decision, waitUntil);
-          if (!waitUntil) await tracked;
-        }
+        if (!route.after) return handler(request, ...rest);
+        // Cloudflare's (request, env, ctx), Netlify's (request, context): the request's own first.
+        const waitUntil = waitUntilIn(rest.map((arg) => () => arg)) ?? route.waitUntil;
+        const response = await after(
+          route,
+          request,
+          decision,
+          waitUntil,
+          () => handler(request, ...rest),
+          (r) => r.status,
+        );
         return response;
       };
     },
@@ -200,11 +218,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
           return reply.send(await decision.response.text());
         }
         (request as Req & { billing?: GateAllowed }).billing = decision;
-        if (route.tracksUsage) {
-          reply.raw.once('finish', () => {
-            if (succeeded(reply.statusCode)) void route.track(request, decision);
-          });
-        }
+        if (route.after) afterNode(route, request, decision, reply.raw, () => reply.statusCode);
         return undefined;
       };
     },

@@ -1,4 +1,5 @@
-import { type GateRoute, succeeded, waitUntilIn } from './route.js';
+import { after } from './after.js';
+import { type GateRoute, waitUntilIn } from './route.js';
 import type { HonoContextLike, HonoMiddleware } from './types.js';
 
 /** A Hono handler as the gate calls it. */
@@ -10,20 +11,15 @@ export type HonoHandler = (c: HonoContextLike) => Response | Promise<Response>;
  * the gate's answer.
  */
 export function honoAdapter<Req>(route: GateRoute<Req>, handler?: HonoHandler): HonoMiddleware | HonoHandler {
-  /** The decision, then `run` (the chain's `next()` or the handler), then after a 2xx the usage. */
+  /** The decision, then `run` (the chain's `next()` or the handler), then the hold and the usage. */
   const gated = async <T>(c: HonoContextLike, run: () => T | Promise<T>, status: (ran: T) => number) => {
     const request = c.req.raw as unknown as Req;
     const decision = await route.decide(request);
     if (!decision.allowed) return decision.response;
     c.set('billing', decision);
-    const ran = await run();
-    if (route.tracksUsage && succeeded(status(ran))) {
-      const waitUntil = waitUntilIn([() => c.executionCtx]) ?? route.waitUntil;
-      // Handed to the platform's waitUntil, the usage need not hold up the answer.
-      const tracked = route.track(request, decision, waitUntil);
-      if (!waitUntil) await tracked;
-    }
-    return ran;
+    if (!route.after) return run();
+    const waitUntil = waitUntilIn([() => c.executionCtx]) ?? route.waitUntil;
+    return after(route, request, decision, waitUntil, run, status);
   };
   if (handler)
     return (c: HonoContextLike) =>

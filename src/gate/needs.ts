@@ -1,6 +1,6 @@
 import type { AccessCache, AccessLookupOptions } from '../access/cache.js';
 import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors/index.js';
-import { check, integer, isPlainObject, type Rule, required, text } from '../internal/checks.js';
+import { boolean, check, integer, isPlainObject, type Rule, required, text } from '../internal/checks.js';
 import type {
   CreditsNeed,
   EntitlementNeed,
@@ -41,6 +41,7 @@ const meter = {
   meter_code: [required, text],
   quantity: [required, quantity],
 };
+const creditRules = { ...meter, hold: [boolean] };
 
 /**
  * Checks a route's needs (a typo fails when the app starts, not per request) and sorts them.
@@ -51,6 +52,7 @@ export function checkNeeds<Req>(
   operation: string,
   needs: GateNeeds<Req>,
   hasTracker: boolean,
+  hasHolds: boolean,
 ): CheckedNeeds<Req> {
   const list = (Array.isArray(needs) ? needs : [needs]) as GateNeed<Req>[];
   const many = Array.isArray(needs);
@@ -80,7 +82,13 @@ export function checkNeeds<Req>(
         check(operation, need.entitlement, rules, undefined, `${at}.entitlement.`);
         out.entitlements.push(need);
       } else if ('credits' in need) {
-        check(operation, need.credits, meter, undefined, `${at}.credits.`);
+        check(operation, need.credits, creditRules, undefined, `${at}.credits.`);
+        if (need.credits.hold) {
+          if (!hasHolds) issues.push({ field: `${at}.credits.hold`, message: 'needs the gate option holds' });
+          if (out.credits.some((c) => c.hold)) {
+            issues.push({ field: `${at}.credits.hold`, message: 'one credits need with hold per route' });
+          }
+        }
         out.credits.push(need.credits);
       } else {
         check(operation, need.usage, meter, undefined, `${at}.usage.`);

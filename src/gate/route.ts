@@ -4,22 +4,28 @@ import type { GateAllowed, GateDecision } from './types.js';
 export type WaitUntil = (promise: Promise<unknown>) => void;
 
 /**
- * One gated route as its adapter sees it: the decision for a request and, after a 2xx answer, the
- * route's usage. Made by `createGate` per adapter call, once the route's needs were checked.
+ * One gated route as its adapter sees it: the decision for a request and, after the answer, the
+ * route's hold and usage. Made by `createGate` per adapter call, once the route's needs were checked.
  */
 export interface GateRoute<Req> {
-  /** Whether the need declares usage to track (most routes do not: no work after the answer). */
-  readonly tracksUsage: boolean;
+  /** Whether anything follows the answer: usage to track or a hold to settle (most routes: no). */
+  readonly after: boolean;
   /** The gate's `waitUntil` option: what an adapter uses when the request brings none. */
   readonly waitUntil: WaitUntil | undefined;
   /** The decision (see decide). */
   decide(request: Req): Promise<GateDecision>;
   /**
-   * After a 2xx answer: the route's usage; a tracker's refusal goes to `onError`, never rejects.
-   * `waitUntil` (the request's, or the gate's option) is handed the promise, and passed to the
-   * tracker for each event.
+   * After the answer with `status` (`undefined`: the handler threw, or the connection closed before
+   * an answer): the hold settled after a 2xx and released otherwise, the usage tracked after a 2xx;
+   * a failure goes to `onError`, never rejects. `waitUntil` (the request's, or the gate's option)
+   * is handed the promise, and passed to the tracker for each event.
    */
-  track(request: Req, allowed: GateAllowed, waitUntil?: WaitUntil): Promise<void>;
+  finish(
+    request: Req,
+    allowed: GateAllowed,
+    status: number | undefined,
+    waitUntil?: WaitUntil,
+  ): Promise<void>;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { AccessCache } from '../access/cache.js';
 import type { BillingClient } from '../client.js';
+import type { CreditHold, CreditHolds } from '../credits/types.js';
 import type { DebitApproved } from '../schemas/usage.js';
 import type { UsageTracker } from '../tracker/types.js';
 
@@ -42,7 +43,10 @@ export interface EntitlementNeed {
   };
 }
 
-/** Prepaid credits are debited before the handler runs (`usage.debit`), once per client request. */
+/**
+ * Prepaid credits are debited before the handler runs (`usage.debit`), once per client request; or,
+ * with `hold: true`, reserved before it and settled with what it used after it.
+ */
 export interface CreditsNeed<Req = GateRequest> {
   /** The product and meter to debit, and how many credits. */
   credits: {
@@ -50,8 +54,18 @@ export interface CreditsNeed<Req = GateRequest> {
     product_code: string;
     /** The meter to debit. */
     meter_code: string;
-    /** Credits to debit: a positive integer, or a function of the request that gives one. */
+    /**
+     * Credits to debit (with `hold`, the most the route may cost): a positive integer, or a
+     * function of the request that gives one.
+     */
     quantity: GateQuantity<Req>;
+    /**
+     * Reserve `quantity` through the gate's `holds` instead of debiting it: the handler says what it
+     * used (`decision.hold.use(n)`); after a 2xx answer the gate settles that (all of `quantity` when
+     * the handler said nothing), after any other answer or a throw it releases the hold. One such
+     * need per route. Default `false`.
+     */
+    hold?: boolean | undefined;
   };
 }
 
@@ -135,6 +149,8 @@ export interface GateOptions<Req extends GateRequest = Request> {
    * credits: a debit either happened or it did not.
    */
   onUnavailable?: 'closed' | 'open' | undefined;
+  /** `createCreditHolds(billing, …)`: reserves the `credits` needs with `hold: true`; required when a need has one. */
+  holds?: CreditHolds | undefined;
   /** The usage tracker that records `usage` needs; required when a need has one. */
   tracker?: UsageTracker | undefined;
   /**
@@ -175,6 +191,25 @@ export interface GateAllowed {
   source: GateSource;
   /** The debit of a `credits` need (its `event_key` is the request's `Idempotency-Key` when it had one). */
   debit?: DebitApproved | undefined;
+  /** The reservation of a `credits` need with `hold: true`: tell it what the request used. */
+  hold?: GateHold | undefined;
+}
+
+/** A route's credit hold, as its handler sees it (`decision.hold`). */
+export interface GateHold {
+  /** Credits reserved: the most the route may debit. */
+  readonly quantity: number;
+  /** The key the settle debits under: the request's `Idempotency-Key` when it had one (a retried request settles once). */
+  readonly event_key: string;
+  /**
+   * Says how many credits the request used (an integer, 0 to `quantity`); the last call counts. The
+   * gate settles it after a 2xx answer; without a call, all of `quantity`.
+   *
+   * @throws {@link InvalidRequestError} for a value outside 0 to `quantity`.
+   */
+  use(used: number): void;
+  /** The hold itself. Under `gate.check` no adapter settles it: settle or release it yourself. */
+  readonly credit: CreditHold;
 }
 
 /** The request was refused: answer it with `response`. */
@@ -233,8 +268,8 @@ export interface FastifyReplyLike {
   readonly statusCode: number;
   /** Node's response, to learn when the handler's answer is sent. */
   readonly raw: {
-    /** Node's event once the response is sent. */
-    once(event: 'finish', listener: () => void): unknown;
+    /** Node's event once the response is sent (`finish`), or the connection closed (`close`). */
+    once(event: 'finish' | 'close', listener: () => void): unknown;
   };
 }
 
@@ -248,8 +283,8 @@ export interface NodeResponseLike {
   writeHead(status: number, headers: Record<string, string>): unknown;
   /** Ends the response with a body. */
   end(body?: string): unknown;
-  /** Learn when the handler's answer is sent. */
-  once(event: 'finish', listener: () => void): unknown;
+  /** Learn when the handler's answer is sent (`finish`), or the connection closed (`close`, also without an answer). */
+  once(event: 'finish' | 'close', listener: () => void): unknown;
 }
 
 /** What `gate.hono(need)` gives: a Hono middleware. */
