@@ -125,9 +125,15 @@ SELECT coalesce((SELECT bool_or(live) FROM gone), false) AS held,
   (SELECT balance::float8 FROM ${L} WHERE ${KEY}) AS balance`,
       params: [...key(l), id],
     }),
-    /** Makes every balance of the account stale, and moves its epoch: a read in flight is not taken as fresh. */
+    /**
+     * Makes every balance of the account stale, and moves its epoch: a read in flight is not taken
+     * as fresh. The rows are locked in the order of their key, so two invalidations of one account
+     * never wait on each other in a circle.
+     */
     invalidate: (account: string) => ({
-      text: `UPDATE ${L} SET epoch = epoch + 1, read_at = NULL WHERE account = $1::text`,
+      text: `UPDATE ${L} l SET epoch = l.epoch + 1, read_at = NULL FROM (
+  SELECT product, meter FROM ${L} WHERE account = $1::text ORDER BY product, meter FOR UPDATE
+) k WHERE l.account = $1::text AND l.product = k.product AND l.meter = k.meter`,
       params: [account],
     }),
   };

@@ -112,6 +112,42 @@ describe('postgresHoldStore in Postgres', () => {
     const { rows } = await admin.query(`SELECT sum(quantity)::int AS held FROM ${table}_holds`);
     expect(rows[0].held).toBe(100);
   });
+  it('settles, releases and reservations meeting on expired holds all answer (no deadlock)', async () => {
+    const table = uniqueTable('meet');
+    const store = postgresHoldStore(admin, { table });
+    const ledger = freshLedger();
+    const r = await store.reserve(ledger, hold(1), 60_000);
+    if (r.status !== 'stale') throw new Error(`expected stale, got ${JSON.stringify(r)}`);
+    await store.setBalance(ledger, 1_000, r.fence);
+    const short = Array.from({ length: 20 }, () => hold(10, 300));
+    for (const h of short) await store.reserve(ledger, h, 60_000);
+    // Until every hold expired by the database's clock (polled, not slept).
+    await expect
+      .poll(
+        async () =>
+          (
+            await admin.query(
+              `SELECT count(*)::int AS n FROM ${table}_holds WHERE expires_at > clock_timestamp()`,
+            )
+          ).rows[0].n,
+        { timeout: 10_000 },
+      )
+      .toBe(0);
+    // A reservation drops expired holds under the ledger's lock while settles and releases drop
+    // the same rows: the locks are taken in one order, so none waits on another in a circle (a
+    // deadlock would reject one with a StoreError).
+    const steps = await Promise.all([
+      ...short.map((h, i) => (i % 2 ? store.settle(ledger, h.id, 1_000) : store.release(ledger, h.id))),
+      ...Array.from({ length: 20 }, () => store.reserve(ledger, hold(10), 60_000)),
+      store.invalidate(ledger.account),
+    ]);
+    const freed = steps.slice(0, 20) as { held: boolean }[];
+    expect(freed.every((f) => f.held === false)).toBe(true);
+    const { rows } = await admin.query(`SELECT count(*)::int AS n FROM ${table}_holds`);
+    expect(rows[0].n).toBe(
+      steps.slice(20, 40).filter((x) => (x as { status: string }).status === 'granted').length,
+    );
+  });
 });
 
 describe('postgresHoldStore refuses bad arguments: InvalidRequestError naming them', () => {
