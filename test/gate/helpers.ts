@@ -7,6 +7,7 @@ import { afterEach, expect } from 'vitest';
 import {
   type AccessCache,
   type BillingClient,
+  type CreditHolds,
   createAccessCache,
   createGate,
   type GateAllowed,
@@ -76,6 +77,7 @@ export interface Setup {
   paywall?: false | { target?: ((need: object) => PaywallTarget | undefined) | undefined } | undefined;
   onUnavailable?: 'closed' | 'open' | undefined;
   tracker?: UsageTracker | undefined;
+  holds?: CreditHolds | undefined;
   signingKey: string;
 }
 
@@ -89,6 +91,7 @@ export function gateOptions<Req extends GateRequest>(setup: Setup): GateOptions<
     account: (request: Req) => account(request),
     onUnavailable: setup.onUnavailable,
     tracker: setup.tracker,
+    holds: setup.holds,
     paywall:
       paywall === false
         ? undefined
@@ -109,6 +112,12 @@ export function setupFor(server: MockServer, extra: Partial<Setup> = {}): Setup 
 /** A gated route: `/r` (GET, HEAD, POST) answers `{ billing }`; the request's `x-status` and `x-throw` say how. */
 export interface Route {
   need: GateNeeds<GateRequest>;
+}
+
+/** What the handler tells a hold it used: the request's `x-use`, when it has one. */
+function use(request: GateRequest, decision: GateAllowed | null | undefined): void {
+  const used = header(request, 'x-use');
+  if (used !== undefined) decision?.hold?.use(Number(used));
 }
 
 /** How the handler answers the request: the status from `x-status` (200, 201 or 500), or a throw (`x-throw`). */
@@ -181,8 +190,9 @@ function expressFramework(wrapped: boolean): Framework {
       const handler = (req: express.Request, res: express.Response) => {
         count.run();
         const { status, throws } = wanted(req);
-        if (throws) throw new Error('handler failed');
         const billing: GateAllowed | null = res.locals.billing ?? null;
+        use(req, billing);
+        if (throws) throw new Error('handler failed');
         res.status(status).json({ billing } satisfies Echo);
       };
       if (wrapped) app.all('/r', gate.express(route.need, handler));
@@ -215,6 +225,7 @@ const fastifyFramework: Framework = {
       handler: async (request, reply) => {
         count.run();
         const { status, throws } = wanted(request);
+        use(request, request.billing);
         if (throws) throw new Error('handler failed');
         return reply.code(status).send({ billing: request.billing ?? null } satisfies Echo);
       },
@@ -258,8 +269,9 @@ function honoFramework(wrapped: boolean): Framework {
       const handler = (c: Context<Env>) => {
         count.run();
         const { status, throws } = wanted(c.req.raw);
-        if (throws) throw new Error('handler failed');
         const billing = c.get('billing') ?? null;
+        use(c.req.raw, billing);
+        if (throws) throw new Error('handler failed');
         return c.json({ billing } satisfies Echo, status);
       };
       if (wrapped) app.on(['GET', 'POST'], '/r', gate.hono(route.need, handler));
@@ -283,6 +295,7 @@ const protectFramework: Framework = {
     const handler = gate.protect(route.need, async (request: Request) => {
       count.run();
       const { status, throws } = wanted(request);
+      use(request, gate.decisionOf(request));
       if (throws) throw new Error('handler failed');
       return Response.json({ billing: null } satisfies Echo, { status });
     });

@@ -1,0 +1,167 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  type CreditHolds,
+  createCreditHolds,
+  createGate,
+  InvalidRequestError,
+  memoryHoldStore,
+  StoreError,
+} from '../../src/index.js';
+import { DEMO } from '../../src/testing/index.js';
+import { until, useMockServer } from '../helpers.js';
+import {
+  A,
+  AI,
+  ask,
+  DEBIT_PATH,
+  expectProblem,
+  FRAMEWORKS,
+  type Need,
+  type Served,
+  setupFor,
+} from './helpers.js';
+
+// A credits need with hold: true through each adapter: reserved before the handler, settled with
+// what the handler used after a 2xx (all of it when it said nothing), released otherwise.
+const mock = useMockServer();
+const METER = DEMO.meters.credits;
+const HOLD = (quantity: number): Need => ({
+  credits: { product_code: AI, meter_code: METER, quantity, hold: true },
+});
+
+let n = 0;
+/** A subscribed account of the mock's with `balance` credits on ai-assistant. */
+async function account(balance: number): Promise<string> {
+  const id = `acct_gate_hold_${n++}`;
+  await mock.server.lifecycle.subscribe({ account_ref_id: id });
+  mock.server.store.setBalance(id, AI, METER, balance);
+  return id;
+}
+const debitsOf = (id: string) =>
+  [...mock.server.store.ledger.values()].filter((d) => d.account_ref_id === id);
+const balanceOf = (id: string) => mock.server.store.balance(id, AI, METER);
+
+describe.each(FRAMEWORKS)('credit holds through $name', (framework) => {
+  let open: Served[] = [];
+  afterEach(async () => {
+    await Promise.all(open.map((s) => s.close()));
+    open = [];
+  });
+  const start = async (
+    need: Need | Need[],
+    holds?: CreditHolds,
+  ): Promise<{ served: Served; holds: CreditHolds }> => {
+    const setup = setupFor(mock.server);
+    const h = holds ?? createCreditHolds(setup.billing);
+    const served = await framework.serve({ ...setup, holds: h }, { need });
+    open.push(served);
+    return { served, holds: h };
+  };
+  /** Waits until the gate freed every hold it made (settled or released). */
+  const freed = (holds: CreditHolds) => until(() => holds.stats().open === 0 && holds.stats().reserved > 0);
+
+  it('a 2xx settles what the handler used; without use(), the whole hold', async () => {
+    const id = await account(100);
+    const { served, holds } = await start(HOLD(30));
+    expect((await ask(served, { account: id, headers: { 'x-use': '12' } })).status).toBe(200);
+    await freed(holds);
+    expect((await ask(served, { account: id, status: 201 })).status).toBe(201);
+    await until(() => holds.stats().settled === 2);
+    expect(
+      debitsOf(id)
+        .map((d) => d.quantity)
+        .sort(),
+    ).toEqual([12, 30]);
+    expect(balanceOf(id)).toBe(100 - 42);
+  });
+
+  it('a 500, a throwing handler and a refused request debit nothing and free the hold', async () => {
+    const id = await account(30);
+    const { served, holds } = await start(HOLD(30));
+    expect((await ask(served, { account: id, status: 500, headers: { 'x-use': '5' } })).status).toBe(500);
+    await until(() => holds.stats().released === 1);
+    expect((await ask(served, { account: id, throws: true })).status).toBe(500);
+    await until(() => holds.stats().released === 2);
+    expect((await ask(served, { account: await account(29) })).status).toBe(402);
+    expect(debitsOf(id)).toEqual([]);
+    expect(holds.stats()).toMatchObject({ reserved: 2, released: 2, open: 0 });
+    // All of it is free again.
+    expect((await ask(served, { account: id })).status).toBe(200);
+  });
+
+  it('refuses 402 insufficient_credits with what is available while other requests hold the rest', async () => {
+    const id = await account(50);
+    const holds = createCreditHolds(setupFor(mock.server).billing);
+    const held = await holds.reserve({
+      account_ref_id: id,
+      product_code: AI,
+      meter_code: METER,
+      quantity: 40,
+    });
+    const { served } = await start(HOLD(20), holds);
+    const answer = await ask(served, { account: id });
+    expect(expectProblem(answer, 402, 'insufficient_credits')).toMatchObject({ remaining_balance: 10 });
+    expect(debitsOf(id)).toEqual([]);
+    if (held.approved) await held.hold.release();
+  });
+
+  it('the same Idempotency-Key twice settles once', async () => {
+    const id = await account(100);
+    const { served, holds } = await start(HOLD(10));
+    for (let i = 0; i < 2; i++) {
+      expect(
+        (await ask(served, { account: id, idempotencyKey: `key-${id}`, headers: { 'x-use': '7' } })).status,
+      ).toBe(200);
+      await until(() => holds.stats().settled === i + 1);
+    }
+    expect(debitsOf(id).map((d) => [d.event_key, d.quantity])).toEqual([[`key-${id}`, 7]]);
+    expect(balanceOf(id)).toBe(93);
+  });
+
+  it('a store that fails answers 503 (never open), and lets no handler run', async () => {
+    const id = await account(100);
+    const down = {
+      ...memoryHoldStore(),
+      reserve: () => Promise.reject(new StoreError('unavailable', 'down')),
+    };
+    const { served } = await start(
+      HOLD(10),
+      createCreditHolds(setupFor(mock.server).billing, { store: down }),
+    );
+    expectProblem(await ask(served, { account: id }), 503, 'unavailable');
+    expect(served.handled).toBe(0);
+  });
+});
+
+describe('credit holds in createGate', () => {
+  it('a hold need without the holds option, or two in a route, is refused when the route is made', () => {
+    const setup = setupFor(mock.server);
+    const gate = createGate({ billing: setup.billing, access: setup.access, account: () => A });
+    expect(() => gate.hono(HOLD(1))).toThrow(/need.credits.hold needs the gate option holds/);
+    const withHolds = createGate({
+      billing: setup.billing,
+      access: setup.access,
+      account: () => A,
+      holds: createCreditHolds(setup.billing),
+    });
+    expect(() => withHolds.hono([HOLD(1), HOLD(2)])).toThrow(InvalidRequestError);
+    expect(() =>
+      withHolds.hono({ credits: { product_code: AI, meter_code: METER, quantity: 1, hold: 'yes' as never } }),
+    ).toThrow(/need.credits.hold/);
+  });
+
+  it('use() outside 0..quantity throws InvalidRequestError in the handler; gate.check leaves the hold to the caller', async () => {
+    const id = await account(100);
+    const setup = setupFor(mock.server);
+    const holds = createCreditHolds(setup.billing);
+    const gate = createGate({ billing: setup.billing, access: setup.access, account: () => id, holds });
+    const decision = await gate.check(new Request('http://app.local/'), HOLD(10));
+    if (!decision.allowed || !decision.hold) throw new Error('expected a hold');
+    expect(() => decision.hold?.use(11)).toThrow(InvalidRequestError);
+    expect(() => decision.hold?.use(-1)).toThrow(InvalidRequestError);
+    expect(decision.hold.quantity).toBe(10);
+    expect(holds.stats().open).toBe(1);
+    expect(await decision.hold.credit.settle(4)).toMatchObject({ approved: true, debited: 4 });
+    expect(balanceOf(id)).toBe(96);
+  });
+});
