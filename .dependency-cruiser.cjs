@@ -12,7 +12,7 @@ const layers = [
   ['internal', '^src/internal/'],
   ['links', '^src/links/'],
   ['client', '^src/(client\\.ts$|resources/|schemas/)'],
-  ['features', '^src/(access|tracker|webhooks|gate)/'],
+  ['features', '^src/(access|tracker|webhooks|gate|credits)/'],
   ['adapters', '^src/(redis|node|postgres)/'],
   ['testing', '^src/testing/'],
   ['cli', '^src/cli/'],
