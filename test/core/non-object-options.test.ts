@@ -6,11 +6,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   BillingClient,
   createAccessCache,
+  createCreditHolds,
   createNodeWebhookHandler,
   createUsageTracker,
   createWebhookHandler,
   InvalidRequestError,
   memoryDedupeStore,
+  memoryHoldStore,
 } from '../../src/index.js';
 import { isPlainObject } from '../../src/internal/checks.js';
 import { fileSpool } from '../../src/node/index.js';
@@ -19,6 +21,7 @@ import {
   redisAccessStore,
   redisCooldown,
   redisDedupeStore,
+  redisHoldStore,
   redisSpool,
 } from '../../src/redis/index.js';
 import { anything } from '../arbitraries.js';
@@ -112,6 +115,21 @@ const factories: Factory[] = [
     operation: 'redisAccessStore',
     make: (o) => redisAccessStore(fakeRedis, o as never),
     valid: () => ({ prefix: 'p:' }),
+  },
+  {
+    operation: 'redisHoldStore',
+    make: (o) => redisHoldStore(fakeRedis, o as never),
+    valid: () => ({ prefix: 'p:' }),
+  },
+  {
+    operation: 'createCreditHolds',
+    make: (o) => createCreditHolds(billing(), o as never),
+    valid: () => ({ ttlMs: 1_000 }),
+  },
+  {
+    operation: 'memoryHoldStore',
+    make: (o) => memoryHoldStore(o as never),
+    valid: () => ({ now: Date.now }),
   },
   {
     operation: 'redisCooldown',
@@ -294,10 +312,12 @@ describe('a first argument that is not a client', () => {
   const needsBilling = [
     ['createAccessCache', (b: unknown) => createAccessCache(b as never)],
     ['createUsageTracker', (b: unknown) => createUsageTracker(b as never)],
+    ['createCreditHolds', (b: unknown) => createCreditHolds(b as never)],
   ] as const;
   const needsRedis = [
     ['redisAccessStore', (c: unknown, o?: unknown) => redisAccessStore(c as never, o as never)],
     ['redisCooldown', (c: unknown, o?: unknown) => redisCooldown(c as never, o as never)],
+    ['redisHoldStore', (c: unknown, o?: unknown) => redisHoldStore(c as never, o as never)],
     ['redisDedupeStore', (c: unknown, o?: unknown) => redisDedupeStore(c as never, o as never)],
     ['redisSpool', (c: unknown, o?: unknown) => redisSpool(c as never, o as never)],
   ] as const;

@@ -3,7 +3,13 @@ import { createClient, createCluster } from 'redis';
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../src/index.js';
 import { adaptClient, clientKind } from '../../src/redis/adapt.js';
-import { redisAccessStore, redisCooldown, redisDedupeStore, redisSpool } from '../../src/redis/index.js';
+import {
+  redisAccessStore,
+  redisCooldown,
+  redisDedupeStore,
+  redisHoldStore,
+  redisSpool,
+} from '../../src/redis/index.js';
 import { keySlot, tagged, tagText } from '../../src/redis/keys.js';
 
 // Which client a store was given, by its shape alone (no Redis package imported by the SDK), and
@@ -136,7 +142,7 @@ describe('adaptClient: how commands are sent', () => {
 });
 
 describe('a client none of these: InvalidRequestError naming it, from every part', () => {
-  const makers = [redisAccessStore, redisCooldown, redisDedupeStore, redisSpool] as ((
+  const makers = [redisAccessStore, redisCooldown, redisDedupeStore, redisHoldStore, redisSpool] as ((
     client: never,
   ) => unknown)[];
   for (const bad of [undefined, {}, { call: () => 1 }, { sendCommand: 1 }]) {

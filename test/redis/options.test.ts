@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../src/index.js';
-import { type RedisLike, redisAccessStore, redisCooldown, redisDedupeStore } from '../../src/redis/index.js';
+import {
+  type RedisLike,
+  redisAccessStore,
+  redisCooldown,
+  redisDedupeStore,
+  redisHoldStore,
+} from '../../src/redis/index.js';
 
 // Every option of every factory of billing-sdk/redis but redisSpool (its own tests): an unknown
 // one, a wrong type or a value out of range throws one InvalidRequestError naming it, before any
@@ -22,6 +28,7 @@ const FACTORIES = {
   redisAccessStore: (client: RedisLike, options: unknown) => redisAccessStore(client, options as never),
   redisCooldown: (client: RedisLike, options: unknown) => redisCooldown(client, options as never),
   redisDedupeStore: (client: RedisLike, options: unknown) => redisDedupeStore(client, options as never),
+  redisHoldStore: (client: RedisLike, options: unknown) => redisHoldStore(client, options as never),
 } as const;
 type Factory = keyof typeof FACTORIES;
 
@@ -35,6 +42,8 @@ const TABLE: [Factory, string, unknown[], unknown[]][] = [
   ['redisAccessStore', 'timeoutMs', [...NOT_A_DURATION, TOO_LONG], [1, 0.5, 2_147_483_647]],
   ['redisAccessStore', 'pollIntervalMs', [...NOT_A_DURATION, TOO_LONG], [1, 25]],
   ['redisAccessStore', 'streamMaxLen', [0, 1.5, -1, '10'], [1, 10_000]],
+  ['redisHoldStore', 'prefix', [42, '', 'a{}b:', 'x\uD800'], ['app:', '{tenant}:']],
+  ['redisHoldStore', 'timeoutMs', [...NOT_A_DURATION, TOO_LONG], [1, 500]],
   ['redisCooldown', 'prefix', [42, '', 'a{}b:', 'x\uD800'], ['app:', '{tenant}:']],
   ['redisCooldown', 'probeLeaseMs', NOT_A_DURATION, [1, 10_000, TOO_LONG]],
   ['redisCooldown', 'pollIntervalMs', [...NOT_A_DURATION, TOO_LONG], [1, 50]],
