@@ -10,7 +10,7 @@ import { DEFAULT_INBOX_TABLE, dedupeDdlStatements } from './dedupe-ddl.js';
 import { dedupeStatements } from './dedupe-sql.js';
 import { type Db, driverOf, type Sql } from './driver.js';
 import { storeFailure } from './store-failure.js';
-import { DEFAULT_SCHEMA, ensureTable, identifier } from './tables.js';
+import { DEFAULT_SCHEMA, identifier, tablesOnce } from './tables.js';
 
 /** Options of {@link postgresDedupeStore}. */
 export interface PostgresDedupeStoreOptions {
@@ -90,7 +90,7 @@ export function postgresDedupeStore(
   const table = options.table ?? DEFAULT_INBOX_TABLE;
   const doneTtlMs = options.doneTtlMs ?? WEEK_MS;
   const sql = dedupeStatements(schema, table);
-  const ready = readiness(driver, schema, table);
+  const ready = tablesOnce(driver, schema, table, dedupeDdlStatements(schema, table));
   const prune = pruner(driver, sql, doneTtlMs);
 
   /** One statement on `on` (the pool, or an event's transaction), its failure a StoreError. */
@@ -161,21 +161,6 @@ export function postgresDedupeStore(
       prune();
       return outcome;
     },
-  };
-}
-
-/**
- * Makes the table on first use when it is missing (see `ensureTable`), once per store; a failure
- * is retried on the next call.
- */
-function readiness(db: Db, schema: string, table: string): () => Promise<void> {
-  let made: Promise<void> | undefined;
-  return () => {
-    made ??= ensureTable(db, schema, table, dedupeDdlStatements(schema, table)).catch((error: unknown) => {
-      made = undefined;
-      throw error;
-    });
-    return made;
   };
 }
 

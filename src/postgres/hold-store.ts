@@ -1,11 +1,11 @@
 import { StoreError } from '../core/errors/index.js';
 import type { HoldStore, HoldStoreFree, HoldStoreReserve } from '../credits/store.js';
 import { check, checkOptions, required } from '../internal/checks.js';
-import { type Db, driverOf, type Sql } from './driver.js';
+import { driverOf, type Sql } from './driver.js';
 import { DEFAULT_HOLD_TABLE, holdDdlStatements, holdTables } from './hold-ddl.js';
 import { holdStatements } from './hold-sql.js';
 import { storeFailure } from './store-failure.js';
-import { DEFAULT_SCHEMA, ensureTable, identifier } from './tables.js';
+import { DEFAULT_SCHEMA, identifier, tablesOnce } from './tables.js';
 
 /** Options of {@link postgresHoldStore}. */
 export interface PostgresHoldStoreOptions {
@@ -63,7 +63,7 @@ export function postgresHoldStore(db: unknown, options: PostgresHoldStoreOptions
   const schema = options.schema ?? DEFAULT_SCHEMA;
   const table = options.table ?? DEFAULT_HOLD_TABLE;
   const sql = holdStatements(schema, table);
-  const ready = readiness(driver, schema, table);
+  const ready = tablesOnce(driver, schema, holdTables(table).holds, holdDdlStatements(schema, table));
 
   /** `steps` once the tables exist; any failure a StoreError naming `step`. */
   const run = async <T>(step: string, steps: () => Promise<T>): Promise<T> => {
@@ -148,21 +148,4 @@ function unexpected(step: string, row: unknown): StoreError {
     'unexpected_reply',
     `postgresHoldStore.${step}: unexpected row ${JSON.stringify(row)}`,
   );
-}
-
-/**
- * Makes the tables on first use when they are missing (see `ensureTable`; the holds table is made
- * last, so its presence tells both are), once per store; a failure is retried on the next call.
- */
-function readiness(db: Db, schema: string, table: string): () => Promise<void> {
-  let made: Promise<void> | undefined;
-  return () => {
-    made ??= ensureTable(db, schema, holdTables(table).holds, holdDdlStatements(schema, table)).catch(
-      (error: unknown) => {
-        made = undefined;
-        throw error;
-      },
-    );
-    return made;
-  };
 }

@@ -90,3 +90,23 @@ export function ddlScript(
   checkOptions(operation, options, { schema: [identifier], table: [identifier] });
   return `${statements(options.schema ?? DEFAULT_SCHEMA, options.table ?? defaultTable).join(';\n')};\n`;
 }
+
+/**
+ * `ensureTable` once per store: the table (`table`, made by `ddl` when missing) on first use; a
+ * failure is retried on the next call. What every store of this folder starts its steps with.
+ */
+export function tablesOnce(
+  db: Db,
+  schema: string,
+  table: string,
+  ddl: readonly string[],
+): () => Promise<void> {
+  let made: Promise<void> | undefined;
+  return () => {
+    made ??= ensureTable(db, schema, table, ddl).catch((error: unknown) => {
+      made = undefined;
+      throw error;
+    });
+    return made;
+  };
+}
