@@ -162,7 +162,8 @@ export function checkOptions(
 /** What a value is, for an error message: its type or class, never its content (it may hold a key). */
 function kindOf(value: unknown): string {
   if (value === null) return 'null';
-  if (typeof value !== 'object') return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+  // Never `undefined`: checkOptionsObject lets it through before asking.
+  if (typeof value !== 'object') return `a ${typeof value}`;
   try {
     if (Array.isArray(value)) return 'an array';
     const name: unknown = Object.getPrototypeOf(value)?.constructor?.name;
@@ -221,8 +222,9 @@ export function check(
     const value = given[name];
     const field = prefix + name;
     if (value === undefined || value === null || value === '') {
-      if (fieldRules.includes(required)) issues.push({ field, message: 'is required' });
-      else if (value === '') issues.push({ field, message: 'must not be empty' });
+      const needed = fieldRules.includes(required);
+      if (needed || value === '')
+        issues.push({ field, message: needed ? 'is required' : 'must not be empty' });
       continue;
     }
     present[name] = value;
