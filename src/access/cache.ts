@@ -190,19 +190,24 @@ class Cache implements AccessCache {
       : () => {};
   }
 
-  async isActive(params: AccountStatusParams, options?: AccessLookupOptions): Promise<boolean> {
-    return yesOf(await this.#lookup('access.isActive', params, options, accountStatus, statusQuestion));
+  // Each method is #lookup itself, reading its answer with `read`: an async method awaiting it would
+  // add a promise and a turn of the microtask queue to every lookup (every gated request makes one).
+  isActive(params: AccountStatusParams, options?: AccessLookupOptions): Promise<boolean> {
+    return this.#lookup('access.isActive', params, options, accountStatus, statusQuestion, yesOf);
   }
 
-  async status(params: AccountStatusParams, options?: AccessLookupOptions): Promise<AccountStatus> {
-    const answer = await this.#lookup('access.status', params, options, accountStatus, statusQuestion);
-    if (answer.kind === 'not-found') throw answer.error;
-    return (answer as Extract<Answer, { kind: 'status' }>).status;
+  status(params: AccountStatusParams, options?: AccessLookupOptions): Promise<AccountStatus> {
+    return this.#lookup('access.status', params, options, accountStatus, statusQuestion, statusOf);
   }
 
-  async hasEntitlement(params: EntitlementCheckParams, options?: AccessLookupOptions): Promise<boolean> {
-    return yesOf(
-      await this.#lookup('access.hasEntitlement', params, options, checkEntitlement, entitlementQuestion),
+  hasEntitlement(params: EntitlementCheckParams, options?: AccessLookupOptions): Promise<boolean> {
+    return this.#lookup(
+      'access.hasEntitlement',
+      params,
+      options,
+      checkEntitlement,
+      entitlementQuestion,
+      yesOf,
     );
   }
 
@@ -244,14 +249,18 @@ class Cache implements AccessCache {
     return this.#loading;
   }
 
-  /** One lookup: checked, from memory when it can be, else through one shared request (#refresh). */
-  async #lookup<P>(
+  /**
+   * One lookup: checked, from memory when it can be, else through one shared request (#refresh);
+   * the answer as `read` gives it (a throw there rejects).
+   */
+  async #lookup<P, T>(
     operation: string,
     params: P,
     options: AccessLookupOptions | undefined,
     endpoint: { rules: Parameters<typeof check>[2]; cross?: Parameters<typeof check>[3] },
     question: (params: P) => Question,
-  ): Promise<Answer> {
+    read: (answer: Answer) => T,
+  ): Promise<T> {
     const checked = check(operation, params, endpoint.rules, endpoint.cross) as P;
     const { signal, outcome } =
       options === undefined
@@ -274,7 +283,7 @@ class Cache implements AccessCache {
       this.#counts.hits++;
       tell('hit', q.operation);
       if (outcome) outcome.source = 'cache';
-      return fresh.answer;
+      return read(fresh.answer);
     }
     const held = lru.peek(key, { allowStale: true });
     // Past staleMs an answer is never served, not even while its refresh runs.
@@ -288,7 +297,7 @@ class Cache implements AccessCache {
     // lru-cache answers nothing only for a request it dropped, which only close() does.
     if (!entry) throw closedError(operation);
     if (outcome) outcome.source = step === 'hit' ? 'cache' : step === 'stale' ? 'stale' : 'live';
-    return entry.answer;
+    return read(entry.answer);
   }
 
   /** Fills or refreshes one answer: lru-cache calls it once per key at a time (single-flight). */
@@ -378,6 +387,12 @@ class Cache implements AccessCache {
       );
     }
   }
+}
+
+/** `status`'s reading of an answer: the kept not-found answer is thrown again. */
+function statusOf(answer: Answer): AccountStatus {
+  if (answer.kind === 'not-found') throw answer.error;
+  return (answer as Extract<Answer, { kind: 'status' }>).status;
 }
 
 /** A lookup after `close()`: a typed error, never a hang or a bare Error. */
