@@ -18,6 +18,7 @@ const SCENARIOS = [
   'invalidation',
   'redis',
   'postgres',
+  'holds',
 ];
 
 const here = new URL('./', import.meta.url);
