@@ -7,13 +7,14 @@ import { postgresHoldStore } from 'billing-sdk/postgres';
 import { redisHoldStore } from 'billing-sdk/redis';
 import pg from 'pg';
 import { createClient } from 'redis';
+import { holdPlans, usedOf } from '../scripts/hold-workload.mjs';
 import { startPostgres, startRedisServer } from '../scripts/servers.mjs';
 import { goal, quantile, r3, sleep, startMock } from './lib.mjs';
 
 /** The section's title and how it measures, for RESULTS.md. */
 export const title = 'Credit holds';
 export const how =
-  "The mock in this process; redis-server (node-redis) and PostgreSQL (pg) of the run's own (`scripts/servers.mjs`). Per store, on fresh accounts: 100 warm-up actions of each, then 300 actions one at a time, reserve 10 + settle 3 and one `usage.debit` of 3 alternating, each timed; requests counted in the mock's log. Contrast: the process tests' workload (test/credits/workload.ts: 40 concurrent actions of 1–10, 5–40 ms each, a random use of 0–quantity, balance 100, seeds 1000–1019) done with holds (memory store) and with debit-after (read the balance, act when it covers the quantity, debit the use after).";
+  "The mock in this process; redis-server (node-redis) and PostgreSQL (pg) of the run's own (`scripts/servers.mjs`). Per store, on fresh accounts: 100 warm-up actions of each, then 300 actions one at a time, reserve 10 + settle 3 and one `usage.debit` of 3 alternating, each timed; requests counted in the mock's log. Contrast: the process tests' workload (scripts/hold-workload.mjs: 40 concurrent actions of 1–10, 5–40 ms each, a random use of 0–quantity, balance 100, seeds 1000–1019) done with holds (memory store) and with debit-after (read the balance, act when it covers the quantity, debit the use after).";
 
 const LEDGER = { product_code: 'ai-assistant', meter_code: 'credits' };
 const ACTIONS = 300;
@@ -76,27 +77,6 @@ async function perAction(mock, billing, store) {
   };
 }
 
-/** xorshift32 from a seed, as test/credits/workload.ts (the same plans from the same seed). */
-function random(seed) {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 2 ** 32;
-  };
-}
-
-/** The plans of runHoldWorkload (test/credits/workload.ts), which .mjs cannot import: keep them alike. */
-function plans(count, maxQuantity, seed) {
-  const next = random(seed);
-  const pick = (lo, hi) => lo + Math.floor(next() * (hi - lo + 1));
-  return Array.from({ length: count }, () => {
-    const quantity = pick(1, maxQuantity);
-    return { quantity, useShare: next(), runMs: pick(5, 40) };
-  });
-}
-
 /**
  * One round: 40 concurrent actions on a fresh account of 100. `start(ledger, quantity)` says whether
  * the action may run and returns its `charge(used)`, which resolves to whether the debit went through.
@@ -105,11 +85,12 @@ async function round(mock, seed, start) {
   const ledger = funded(mock, 'workload', 100);
   const out = { done: 0, refused: 0, charged: 0, givenAway: 0, refusedDebits: 0 };
   await Promise.all(
-    plans(40, 10, seed).map(async ({ quantity, useShare, runMs }) => {
+    holdPlans(40, 10, seed).map(async (plan) => {
+      const { quantity, runMs } = plan;
       const charge = await start(ledger, quantity);
       if (!charge) return void out.refused++;
       await sleep(runMs);
-      const used = Math.floor(useShare * (quantity + 1));
+      const used = usedOf(plan);
       out.done++;
       if (await charge(used)) out.charged += used;
       else Object.assign(out, { givenAway: out.givenAway + used, refusedDebits: out.refusedDebits + 1 });

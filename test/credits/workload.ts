@@ -1,3 +1,4 @@
+import { holdPlans, usedOf } from '../../scripts/hold-workload.mjs';
 import type { CreditHolds } from '../../src/index.js';
 
 /** One action of {@link runHoldWorkload}: what was reserved, when, and what it used. */
@@ -15,17 +16,6 @@ export interface ActionRecord {
   heldUntil: number;
 }
 
-/** A small seeded generator (the workload's choices are reproducible from the seed). */
-function random(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 2 ** 32;
-  };
-}
-
 /**
  * `count` concurrent actions on one ledger: each reserves 1–`maxQuantity`, "runs" for 5–40 ms, then
  * settles a random use of 0–quantity. Used by the process tests of every hold store, on the same terms.
@@ -38,20 +28,15 @@ export async function runHoldWorkload(
   seed: number,
   ttlMs = 60_000,
 ): Promise<ActionRecord[]> {
-  const next = random(seed);
-  const pick = (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1));
-  const plans = Array.from({ length: count }, () => {
-    const quantity = pick(1, maxQuantity);
-    return { quantity, useShare: next(), runMs: pick(5, 40) };
-  });
   return Promise.all(
-    plans.map(async ({ quantity, useShare, runMs }): Promise<ActionRecord> => {
+    holdPlans(count, maxQuantity, seed).map(async (plan): Promise<ActionRecord> => {
+      const { quantity, runMs } = plan;
       const r = await holds.reserve({ ...ledger, quantity, ttlMs });
       if (!r.approved)
         return { quantity, approved: false, used: 0, debitApproved: false, heldFrom: 0, heldUntil: 0 };
       const heldFrom = Date.now();
       await new Promise((resolve) => setTimeout(resolve, runMs));
-      const used = Math.floor(useShare * (quantity + 1));
+      const used = usedOf(plan);
       const heldUntil = Date.now();
       const debit = await r.hold.settle(used);
       return { quantity, approved: true, used, debitApproved: debit.approved, heldFrom, heldUntil };
