@@ -17,7 +17,14 @@ export type { AccessStore, AccessStoreRead, SharedAccessAnswer } from './access/
 export { BillingClient } from './client.js';
 export { APIPromise, type APIResponseInfo, type WithResponse } from './core/api-promise.js';
 export { type Cooldown, type CooldownGrant, memoryCooldown } from './core/cooldown.js';
-export type { AccessEvent, AttemptTrace, CreditsEvent, GateEvent, RequestTrace, TrackerEvent } from './core/diagnostics.js';
+export type {
+  AccessEvent,
+  AttemptTrace,
+  CreditsEvent,
+  GateEvent,
+  RequestTrace,
+  TrackerEvent,
+} from './core/diagnostics.js';
 // Every error class, its name and its types: core/errors/index.ts exports nothing else (its names.ts and table.ts hold the names).
 export * from './core/errors/index.js';
 export type { Logger, LogLevel } from './core/logger.js';
@@ -27,7 +34,14 @@ export { Page, PagePromise, type WalkOptions } from './core/pagination.js';
 export { createCreditHolds } from './credits/holds.js';
 export { type MemoryHoldStoreOptions, memoryHoldStore } from './credits/memory-store.js';
 export type { HoldLedger, HoldRequest, HoldStore, HoldStoreFree, HoldStoreReserve } from './credits/store.js';
-export type { CreditHold, CreditHolds, CreditHoldsOptions, CreditHoldStats, ReserveParams, ReserveResult } from './credits/types.js';
+export type {
+  CreditHold,
+  CreditHoldStats,
+  CreditHolds,
+  CreditHoldsOptions,
+  ReserveParams,
+  ReserveResult,
+} from './credits/types.js';
 export { createGate } from './gate/gate.js';
 export type {
   CreditsNeed,
@@ -39,6 +53,7 @@ export type {
   GateDecision,
   GateDenialReason,
   GateDenied,
+  GateHold,
   GateNeed,
   GateNeeds,
   GateOptions,
