@@ -201,8 +201,9 @@ export type StoreErrorCode =
   | 'not_replicated';
 
 /**
- * A shared store of `billing-sdk/redis` (`redisDedupeStore`, `redisCooldown`, `redisAccessStore`)
- * or of `billing-sdk/postgres` (`postgresDedupeStore`) failed or answered something unexpected.
+ * A shared store of `billing-sdk/redis` (`redisDedupeStore`, `redisCooldown`, `redisAccessStore`,
+ * `redisHoldStore`) or of `billing-sdk/postgres` (`postgresDedupeStore`, `postgresHoldStore`) failed
+ * or answered something unexpected.
  * What reaches `onError` callbacks and webhook handlers from those stores is this class (the
  * client's or driver's own error is its `cause`).
  */
