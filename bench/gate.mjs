@@ -2,7 +2,9 @@
 // `app.fetch(new Request(…))`, each with the same route plain, behind one async no-op middleware, and
 // gated (the middleware form and the handler wrapped), every request answered from the access cache.
 // Goals (issue 34): gated ≤ the no-op middleware + 2 µs per request (tinybench's median, the mean
-// swings with GC pauses); `gate.check` from memory p99 ≤ 20 µs.
+// swings with GC pauses); `gate.check` from memory p99 ≤ 20 µs. Beside them, for reading: this
+// process's CPU per request (what other processes' load moves least), and each middleware called
+// alone as its framework calls it (the gate's own cost without the framework's noise around it).
 import { BillingClient, createAccessCache, createGate } from 'billing-sdk';
 import { DEMO, startMockServer } from 'billing-sdk/testing';
 import express from 'express';
@@ -13,7 +15,7 @@ import { goal, median, r3, timeTasks } from './lib.mjs';
 /** The section's title and how it measures, for RESULTS.md. */
 export const title = 'Gate';
 export const how =
-  "In process, no HTTP: Express through light-my-request's `inject`, Hono through `app.fetch(new Request(…))`; each app has the same JSON route plain, behind one async no-op middleware, behind `gate.express(need)`/`gate.hono(need)`, and wrapped (`gate.express(need, handler)`/`gate.hono(need, handler)`). The access cache holds the answer (every request answered from memory; the mock counted no request while timing). tinybench, 5 rounds of every route in turn (the order rotating each round); the difference to the no-op route is taken per round, median of rounds.";
+  "In process, no HTTP: Express through light-my-request's `inject`, Hono through `app.fetch(new Request(…))`; each app has the same JSON route plain, behind one async no-op middleware, behind one that awaits once before `next()`, behind `gate.express(need)`/`gate.hono(need)`, and wrapped (`gate.express(need, handler)`/`gate.hono(need, handler)`). The access cache holds the answer (every request answered from memory; the mock counted no request while timing). tinybench, 5 rounds of every route in turn (the order rotating each round); the difference to the no-op route is taken per round, median of rounds (CPU: this process's CPU time per request, same rounds). \"Alone\": the gate's middleware and the no-op called directly as the framework calls them (a Hono-like context with the `Request`, a `next` that resolves; Express's `(req, res, next)` until `next` is called).";
 
 const NEED = { subscription: 'pro-plan', tier: 'pro' };
 const HEADERS = { 'x-account': DEMO.accounts.active, accept: 'application/json' };
@@ -24,9 +26,16 @@ function expressApp(gate) {
   const handler = (req, res) =>
     res.json({ account: res.locals.billing?.account ?? req.headers['x-account'] });
   const noop = async (_req, _res, next) => next();
+  // The gate decides asynchronously: like any middleware that awaits before next(), the rest of the
+  // chain then runs in a later microtask. This one does only that, for comparison.
+  const awaited = async (_req, _res, next) => {
+    await undefined;
+    next();
+  };
   const app = express();
   app.get('/plain', handler);
   app.get('/noop', noop, handler);
+  app.get('/awaited', awaited, handler);
   app.get('/gated', gate.express(NEED), handler);
   app.get('/wrapped', gate.express(NEED, handler));
   return (path) => inject(app, { method: 'GET', url: path, headers: HEADERS });
@@ -37,12 +46,43 @@ function honoApp(gate) {
   const noop = async (_c, next) => {
     await next();
   };
+  const awaited = async (_c, next) => {
+    await undefined;
+    await next();
+  };
   const app = new Hono();
   app.get('/plain', handler);
   app.get('/noop', noop, handler);
+  app.get('/awaited', awaited, handler);
   app.get('/gated', gate.hono(NEED), handler);
   app.get('/wrapped', gate.hono(NEED, handler));
   return (path) => app.fetch(new Request(`http://app.local${path}`, { headers: HEADERS }));
+}
+
+/**
+ * The gate's middleware and one async no-op, each called as its framework calls it, with nothing
+ * around: what the gate itself adds, without the framework's noise.
+ */
+function alone(nodeGate, fetchGate) {
+  const raw = new Request('http://app.local/alone', { headers: HEADERS });
+  const c = { req: { raw }, res: { status: 200 }, set() {} };
+  const next = async () => {};
+  const honoNoop = async (_c, n) => {
+    await n();
+  };
+  const req = { method: 'GET', url: '/alone', headers: { ...HEADERS, host: 'app.local' } };
+  const res = { statusCode: 200, once() {} };
+  const expressNoop = async (_req, _res, n) => n();
+  const hono = fetchGate.hono(NEED);
+  const express = nodeGate.express(NEED);
+  const viaNext = (mw) => () =>
+    new Promise((resolve, reject) => mw(req, res, (e) => (e ? reject(e) : resolve())));
+  return {
+    'hono noop alone': () => honoNoop(c, next),
+    'hono gated alone': () => hono(c, next),
+    'express noop alone': viaNext(expressNoop),
+    'express gated alone': viaNext(express),
+  };
 }
 
 /** Every route answers 200 with the account: a gate that denied or failed would not be timed. */
@@ -67,7 +107,7 @@ export async function run() {
     account: (req) => req.headers.get('x-account') ?? undefined,
   });
   const apps = { express: expressApp(nodeGate), hono: honoApp(fetchGate) };
-  const routes = ['plain', 'noop', 'gated', 'wrapped'];
+  const routes = ['plain', 'noop', 'awaited', 'gated', 'wrapped'];
   const tasks = {};
   for (const [framework, send] of Object.entries(apps)) {
     for (const route of routes) {
@@ -82,6 +122,7 @@ export async function run() {
   };
   tasks['gate.check (Fetch Request)'] = async () => allowed(await fetchGate.check(fetchRequest, NEED));
   tasks['gate.check (Node request)'] = async () => allowed(await nodeGate.check(nodeRequest, NEED));
+  Object.assign(tasks, alone(nodeGate, fetchGate));
   const before = mock.requests.count();
   await tasks['gate.check (Fetch Request)']();
   // Rounds of every task in turn, so a noisy moment of the machine hits every route alike.
@@ -94,26 +135,43 @@ export async function run() {
   const per = (task, stat) => median(rounds.map((r) => r[task][stat]));
   const added = (framework, route, stat) =>
     median(rounds.map((r) => r[`${framework} ${route}`][stat] - r[`${framework} noop`][stat]));
+  const aloneAdded = (framework, stat) =>
+    median(rounds.map((r) => r[`${framework} gated alone`][stat] - r[`${framework} noop alone`][stat]));
   const table = Object.keys(tasks).map((task) => ({
     task,
     mean_us: per(task, 'mean'),
     p50_us: per(task, 'p50'),
     p99_us: per(task, 'p99'),
+    cpu_us: per(task, 'cpu'),
   }));
   const goals = [];
+  const signed = (x) => `${x >= 0 ? '+' : ''}${r3(x)}`;
   for (const framework of Object.keys(apps)) {
     for (const route of ['gated', 'wrapped']) {
-      const mean = r3(added(framework, route, 'mean'));
       const p50 = r3(added(framework, route, 'p50'));
       goals.push(
         goal(
           `${framework}: ${route === 'gated' ? 'gate middleware' : 'handler wrapped by the gate'} vs one async no-op middleware`,
-          `${mean >= 0 ? '+' : ''}${mean} µs mean, ${p50 >= 0 ? '+' : ''}${p50} µs median per request (no-op route ${per(`${framework} noop`, 'mean')} µs)`,
+          `${signed(added(framework, route, 'mean'))} µs mean, ${signed(p50)} µs median, ${signed(added(framework, route, 'cpu'))} µs CPU per request (no-op route ${per(`${framework} noop`, 'mean')} µs)`,
           '≤ +2 µs (median)',
           p50 <= 2,
         ),
       );
     }
+    goals.push(
+      goal(
+        `${framework}: one async middleware that awaits once before next() vs one async no-op middleware`,
+        `${signed(added(framework, 'awaited', 'p50'))} µs median, ${signed(added(framework, 'awaited', 'cpu'))} µs CPU per request`,
+        '',
+        null,
+      ),
+      goal(
+        `${framework}: gate middleware alone vs one async no-op alone`,
+        `${signed(aloneAdded(framework, 'p50'))} µs median, ${signed(aloneAdded(framework, 'cpu'))} µs CPU per call`,
+        '',
+        null,
+      ),
+    );
   }
   const p99 = Math.max(per('gate.check (Fetch Request)', 'p99'), per('gate.check (Node request)', 'p99'));
   goals.push(goal('gate.check allowed from memory, p99', `${p99} µs`, '≤ 20 µs', p99 <= 20));
