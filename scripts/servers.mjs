@@ -65,6 +65,31 @@ export async function killNow(child) {
 }
 
 /**
+ * Kills `child` and the processes it forked (a server's workers) at once; resolves once `child` exited.
+ * @param {ChildProcess} child @returns {Promise<void>}
+ */
+async function killWithChildren(child) {
+  let forked = [];
+  try {
+    forked = execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    // pgrep exits 1 when there is none.
+  }
+  const done = killNow(child);
+  for (const pid of forked) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+  await done;
+}
+
+/**
  * Sends `signal`, then SIGKILL when the child has not exited within `graceMs`; resolves once it exited.
  * @param {ChildProcess} child @param {NodeJS.Signals} signal @param {number} graceMs @returns {Promise<void>}
  */
@@ -555,7 +580,9 @@ export async function startPostgres() {
       rmSync(dir, { recursive: true, force: true });
       directories.delete(dir);
     },
-    kill: () => killNow(current),
+    // The backends too: killed alone, the postmaster leaves them serving their connections until they
+    // notice it is gone, so a query sent right after the "crash" could still be answered.
+    kill: () => killWithChildren(current),
     async restart() {
       await stopServer();
       current = await startRetrying(dir, data, port, user);
