@@ -176,10 +176,11 @@ export async function expectScenario(
 ): Promise<void> {
   const expectedIds = mock.store.invoices({ account_ref_id: ACCOUNT }).map((i) => i.processor_invoice_id);
   expect(expectedIds).toHaveLength(45);
-  const { invoices, status, debit, link } = results as {
+  const { invoices, status, debit, hold, link } = results as {
     invoices: { ids: string[]; pageSizes: number[] };
     status: unknown;
     debit: { approved: boolean; remaining: number; eventKey: string };
+    hold: { approved: boolean; debited: number; remaining: number; eventKey: string };
     link: { url: string; account_ref_id: string; tampered: string };
   };
   expect(invoices.pageSizes).toEqual([10, 10, 10, 10, 5]);
@@ -190,10 +191,13 @@ export async function expectScenario(
   expect(status).toEqual({ form: 'single', is_active: true, tier: 'pro' });
 
   expect(debit.approved).toBe(true);
-  expect(credits(mock)).toBe(creditsBefore - 1);
   expect(debit.remaining).toBe(creditsBefore - 1);
-  // The key the SDK generated is the one the mock's ledger holds: exactly one debit, no retry.
-  expect([...mock.store.ledger.keys()]).toEqual([debit.eventKey]);
+  // A hold of 3 settled with 2: one debit of 2, under the hold's own key.
+  expect(hold).toMatchObject({ approved: true, debited: 2, remaining: creditsBefore - 3 });
+  expect(hold.eventKey).toMatch(/^hold_[0-9a-f-]{36}$/);
+  expect(credits(mock)).toBe(creditsBefore - 3);
+  // The keys the SDK made are the ones the mock's ledger holds: exactly one debit each, no retry.
+  expect([...mock.store.ledger.keys()]).toEqual([debit.eventKey, hold.eventKey]);
   expect(mock.store.ledger.get(debit.eventKey)?.body).toMatchObject({ debited: 1 });
 
   expect(link.account_ref_id).toBe(ACCOUNT);

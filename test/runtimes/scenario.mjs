@@ -2,7 +2,13 @@
 // worker.mjs). It imports the package by its name, so each runtime gets the build its own export
 // conditions pick, as a user's code would: the server build on Deno and Bun, the browser/worker build
 // in a worker bundled the way wrangler bundles.
-import { BillingClient, createWebhookHandler, signHostedLink, verifyHostedLink } from 'billing-sdk';
+import {
+  BillingClient,
+  createCreditHolds,
+  createWebhookHandler,
+  signHostedLink,
+  verifyHostedLink,
+} from 'billing-sdk';
 
 /** The account every step uses: 45 invoices, an active `pro-plan`/`pro`, 1000 credits in the demo seed. */
 const ACCOUNT = 'acct_active';
@@ -32,6 +38,16 @@ export async function runScenario({ baseUrl, apiKey, signingKey, appUrl }) {
     quantity: 1,
   });
 
+  // Credit holds in this runtime's build: reserve 3, settle 2 (one debit, under the hold's key).
+  const holds = createCreditHolds(billing);
+  const reserved = await holds.reserve({
+    account_ref_id: ACCOUNT,
+    product_code: 'ai-assistant',
+    meter_code: 'credits',
+    quantity: 3,
+  });
+  const settled = reserved.approved ? await reserved.hold.settle(2) : undefined;
+
   const link = await signHostedLink({
     appUrl,
     productUrlId: 'pu_ebook',
@@ -54,6 +70,12 @@ export async function runScenario({ baseUrl, apiKey, signingKey, appUrl }) {
       tier: status.subscription_tier?.label_name,
     },
     debit: { approved: debit.approved, remaining: debit.remaining_balance, eventKey: debit.event_key },
+    hold: {
+      approved: reserved.approved,
+      debited: settled?.approved ? settled.debited : 0,
+      remaining: settled?.remaining_balance,
+      eventKey: settled?.event_key,
+    },
     link: { url: link, account_ref_id: verified.account_ref_id, tampered },
   };
 }
