@@ -61,7 +61,7 @@ export function describeServerRuntime(
       await mock?.close();
     });
 
-    it('walks invoice pages, reads status, debits and signs links with the server build', async () => {
+    it('walks invoice pages, reads status, debits, settles a credit hold and signs links with the server build', async () => {
       const { type: _, ...results } = await runtime.next('results');
       await expectScenario(results, mock, creditsBefore);
       // Only the server build names the runtime (the browser build sends no user agent of its own).

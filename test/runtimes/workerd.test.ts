@@ -181,7 +181,7 @@ describe('on Cloudflare workerd (Miniflare)', () => {
     expectWorkerBuild(worker.metafile);
   });
 
-  it('walks invoice pages, reads status, debits and signs links, fetching the mock on 127.0.0.1', async () => {
+  it('walks invoice pages, reads status, debits, settles a credit hold and signs links, fetching the mock on 127.0.0.1', async () => {
     // Miniflare's outbound network allows private and loopback addresses (workerd alone allows
     // only public ones), so the worker's fetch reaches the mock directly over real HTTP.
     const results = (await worker.call('/scenario')) as Record<string, unknown>;
