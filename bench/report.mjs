@@ -1,6 +1,6 @@
 // Writes bench/RESULTS.md from bench/results/*.json: per scenario its goals and figures, the command
 // that reproduces them and how they are measured (each scenario's `title` and `how`), and the two
-// comparison tables a reader needs side by side (clients, gate routes).
+// comparison tables a reader needs side by side (clients, gate routes; the rest stays in the JSON).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const here = new URL('./', import.meta.url);
@@ -32,7 +32,6 @@ function table(rows) {
 function extra(name, result) {
   if (name === 'clients') return table(result.table);
   if (name === 'gate') return table(result.table);
-  if (name === 'cold-import') return table(result.table);
   return [];
 }
 
@@ -43,9 +42,8 @@ export async function writeReport(scenarios) {
     'Every figure below comes from `bench/results/<scenario>.json`, written by `npm run bench` (all',
     'scenarios; `npm run bench -- --gate` runs one). Goals compare billing-sdk with something measured in the',
     'same run, side by side, so a busy machine slows both; the absolute numbers are this machine’s (2 cores,',
-    'shared with other work while measured: the load average is given per scenario).',
-    'The gate’s req/s goal over HTTP is retired (the run-to-run noise was larger than the gate): the gate is',
-    'measured in process against one no-op middleware instead.',
+    'shared with other work while measured: the load average is given per scenario). The gate is measured',
+    'in process against one no-op middleware (its req/s goal over HTTP is retired: the noise was larger).',
     '',
   ];
   for (const name of scenarios) {
