@@ -1,7 +1,8 @@
 import type { BillingClient } from '../client.js';
 import { InvalidRequestError } from '../core/errors/index.js';
 import type { RequestOptions } from '../core/options.js';
-import { checkArgs, integer } from '../internal/checks.js';
+import { checkArgs, checkOptions, integer } from '../internal/checks.js';
+import { requestRules } from '../internal/options.js';
 import type { DebitResult } from '../schemas/usage.js';
 import type { HoldLedger, HoldStore } from './store.js';
 import type { CreditHold } from './types.js';
@@ -54,6 +55,7 @@ export class Hold implements CreditHold {
   settle(used: number, options?: RequestOptions): Promise<DebitResult> {
     try {
       checkArgs('hold.settle', [['used', [integer(0, this.quantity)], used]]);
+      checkOptions('hold.settle', options, requestRules);
       if (this.#released) throw this.#misuse('hold.settle', 'was released: it cannot be settled');
       if (this.#used !== undefined && this.#used !== used) {
         throw this.#misuse(

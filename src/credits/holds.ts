@@ -3,6 +3,7 @@ import type { CreditsEvent } from '../core/diagnostics.js';
 import { InvalidRequestError, StoreError } from '../core/errors/index.js';
 import type { RequestOptions } from '../core/options.js';
 import { check, checkOptions, func, integer, type Rule, required, text } from '../internal/checks.js';
+import { requestRules } from '../internal/options.js';
 import { meterRules } from '../resources/usage.js';
 import { channel, publish } from '../util/diagnostics.js';
 import { safely } from '../util/safely.js';
@@ -110,6 +111,8 @@ class Holds implements CreditHolds, HoldHome {
 
   async reserve(params: ReserveParams, options?: RequestOptions): Promise<ReserveResult> {
     const p = check('holds.reserve', params, reserveRules) as unknown as ReserveParams;
+    // Checked now, as the client would: a read may not be needed, and a bad option must not pass then.
+    checkOptions('holds.reserve', options, requestRules);
     const ledger: HoldLedger = { account: p.account_ref_id, product: p.product_code, meter: p.meter_code };
     const id = randomUUID();
     const request = { id, quantity: p.quantity, ttlMs: p.ttlMs ?? this.#ttlMs };

@@ -311,6 +311,26 @@ describe('createCreditHolds: bad input is refused before anything is sent', () =
     expect(mock.server.requests.count()).toBe(0);
   });
 
+  it('request options are checked before anything is sent, even when no request is needed', async () => {
+    const ledger = await account(100);
+    const holds = createCreditHolds(clientFor(mock.server));
+    const r = await holds.reserve({ ...ledger, quantity: 10 });
+    if (!r.approved) throw new Error('refused');
+    mock.server.requests.clear();
+    // The balance is known now: this reservation would send nothing, and is refused all the same.
+    expect((await caught(() => holds.reserve({ ...ledger, quantity: 1 }, { timeout: -1 }))).message).toMatch(
+      /options.timeout/,
+    );
+    expect((await caught(() => holds.reserve({ ...ledger, quantity: 1 }, 'fast' as never))).message).toMatch(
+      /options/,
+    );
+    expect((await caught(() => r.hold.settle(0, { retries: 3 } as never))).message).toMatch(
+      /options.retries/,
+    );
+    expect(mock.server.requests.count()).toBe(0);
+    expect(holds.stats()).toMatchObject({ reserved: 1, open: 1 });
+  });
+
   it('settle: used must be an integer from 0 to the quantity', async () => {
     const ledger = await account(100);
     const holds = createCreditHolds(clientFor(mock.server));
