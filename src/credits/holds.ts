@@ -50,8 +50,8 @@ const reserveRules = {
 } satisfies Record<keyof ReserveParams, readonly Rule[]>;
 
 /**
- * A balance read that found the account's balance invalidated each time (a storm of top-ups) is
- * given up after this many reads, rather than loop.
+ * A reservation that found the balance stale again after each of this many reads (the account
+ * invalidated meanwhile each time, or a `balanceTtlMs` shorter than a read) gives up rather than loop.
  */
 const MAX_READS = 3;
 
@@ -139,7 +139,7 @@ class Holds implements CreditHolds, HoldHome {
       if (reads === MAX_READS) {
         throw new StoreError(
           'unavailable',
-          `holds.reserve: the balance was invalidated during each of ${MAX_READS} reads`,
+          `holds.reserve: the balance was stale again after each of ${MAX_READS} reads (invalidated meanwhile, or balanceTtlMs shorter than a read)`,
         );
       }
       await this.#read(ledger, r.fence, options);

@@ -238,6 +238,26 @@ describe('createCreditHolds', () => {
     expect(errors).toEqual([down]);
   });
 
+  it('a balance stale again after every read (invalidated each time) fails with StoreError after 3 reads, granting nothing', async () => {
+    const ledger = await account(100);
+    const store = memoryHoldStore();
+    // Every read is answered by an invalidation of the account before its balance is recorded.
+    const stormy = {
+      ...store,
+      setBalance: async (...args: Parameters<typeof store.setBalance>) => {
+        await store.invalidate(args[0].account);
+        await store.setBalance(...args);
+      },
+    };
+    const holds = createCreditHolds(clientFor(mock.server), { store: stormy });
+    mock.server.requests.clear();
+    const error = await caught(() => holds.reserve({ ...ledger, quantity: 1 }));
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error.message).toMatch(/stale again after each of 3 reads/);
+    expect(mock.server.requests.count({ method: 'GET', path: BALANCE })).toBe(3);
+    expect(holds.stats()).toMatchObject({ reserved: 0, balanceReads: 3 });
+  });
+
   it('publishes each step on billing-sdk:credits, never an account or a key', async () => {
     const ledger = await account(20);
     const seen: CreditsEvent[] = [];
