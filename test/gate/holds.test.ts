@@ -1,3 +1,4 @@
+import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type CreditHolds,
@@ -8,18 +9,8 @@ import {
   StoreError,
 } from '../../src/index.js';
 import { DEMO } from '../../src/testing/index.js';
-import { until, useMockServer } from '../helpers.js';
-import {
-  A,
-  AI,
-  ask,
-  DEBIT_PATH,
-  expectProblem,
-  FRAMEWORKS,
-  type Need,
-  type Served,
-  setupFor,
-} from './helpers.js';
+import { serveNode, until, useMockServer } from '../helpers.js';
+import { A, AI, ask, expectProblem, FRAMEWORKS, type Need, type Served, setupFor } from './helpers.js';
 
 // A credits need with hold: true through each adapter: reserved before the handler, settled with
 // what the handler used after a 2xx (all of it when it said nothing), released otherwise.
@@ -163,5 +154,40 @@ describe('credit holds in createGate', () => {
     expect(holds.stats().open).toBe(1);
     expect(await decision.hold.credit.settle(4)).toMatchObject({ approved: true, debited: 4 });
     expect(balanceOf(id)).toBe(96);
+  });
+
+  it('Express: a client gone before the answer releases the hold (nothing debited)', async () => {
+    const id = await account(100);
+    const setup = setupFor(mock.server);
+    const holds = createCreditHolds(setup.billing);
+    const gate = createGate<express.Request>({
+      billing: setup.billing,
+      access: setup.access,
+      account: () => id,
+      holds,
+    });
+    let reached!: () => void;
+    const inHandler = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    const app = express();
+    // The handler never answers: the client gives up first.
+    app.post('/slow', gate.express(HOLD(30)), () => reached());
+    const server = await serveNode(app);
+    try {
+      const aborted = new AbortController();
+      const sent = fetch(`${server.url}/slow`, { method: 'POST', signal: aborted.signal }).catch(
+        () => 'aborted',
+      );
+      await inHandler;
+      expect(holds.stats()).toMatchObject({ reserved: 1, open: 1 });
+      aborted.abort();
+      expect(await sent).toBe('aborted');
+      await until(() => holds.stats().released === 1);
+      expect(holds.stats()).toMatchObject({ settled: 0, open: 0 });
+      expect(debitsOf(id)).toEqual([]);
+    } finally {
+      await server.close();
+    }
   });
 });
