@@ -339,7 +339,7 @@ export interface Gate<Req extends GateRequest = Request> {
   ): (req: Req, res: Res, next: Next) => unknown;
   /**
    * The decision `protect` made for `request`, for a Fetch handler that wants the account, the
-   * source or the debit; `undefined` for a request `protect` did not allow. (Hono's handlers read
+   * source, the debit or the hold (to `use` what it spent); `undefined` for a request `protect` did not allow. (Hono's handlers read
    * `c.get('billing')`, Express's `res.locals.billing`, Fastify's `request.billing`.)
    */
   decisionOf(request: Req): GateAllowed | undefined;
