@@ -89,9 +89,7 @@ export async function decide<Req extends GateRequest>(
   let hold: RouteHold | undefined;
   try {
     for (const [i, credits] of needs.credits.entries()) {
-      const outcome = credits.hold
-        ? await reserve(gate, request, account, credits, i, needs.credits.length)
-        : await spend(gate, request, account, credits, i, needs.credits.length);
+      const outcome = await charge(gate, request, account, credits, i, needs.credits.length);
       if ('reason' in outcome) {
         await hold?.close(false);
         return deny(gate, request, account, outcome, needs);
@@ -155,35 +153,50 @@ async function ask<Req extends GateRequest>(
   }
 }
 
+/** One credits need's debit or reservation, as the service and the holds are asked for it. */
+interface Charge {
+  account_ref_id: string;
+  product_code: string;
+  meter_code: string;
+  quantity: number;
+}
+
 /**
- * Debits one credits need. Its key is the request's `Idempotency-Key` (a client retrying never pays
- * twice; with several credits needs, one key each from it), else a new one. Never fails open: the
- * service unreachable is a 503 whatever `onUnavailable` says.
+ * Charges one credits need: its quantity for this request and its key (the request's
+ * `Idempotency-Key`, so a client retrying never pays twice), then a debit, or a reservation with
+ * `hold: true`. Never fails open: the service or the store unreachable is a 503 whatever
+ * `onUnavailable` says.
  */
-async function spend<Req extends GateRequest>(
+async function charge<Req extends GateRequest>(
   gate: Decider<Req>,
   request: Req,
   account: string,
   credits: CheckedNeeds<Req>['credits'][number],
   index: number,
   count: number,
-): Promise<DebitApproved | Refusal<Req>> {
+): Promise<DebitApproved | RouteHold | Refusal<Req>> {
   const quantity = await quantityOf(credits.quantity, request, 'need.credits.quantity');
-  const event_key = eventKeyOf(request, index, count) ?? randomUUID();
+  const event_key = eventKeyOf(request, index, count);
   const { product_code, meter_code } = credits;
-  let result: Awaited<ReturnType<GateOptions<Req>['billing']['usage']['debit']>>;
+  const what: Charge = { account_ref_id: account, product_code, meter_code, quantity };
   try {
-    result = await gate.options.billing.usage.debit({
-      account_ref_id: account,
-      product_code,
-      meter_code,
-      quantity,
-      event_key,
-    });
+    return credits.hold
+      ? await reserve(gate, what, credits, event_key)
+      : await spend(gate, what, credits, event_key);
   } catch (error) {
-    if (!isUnavailable(error)) throw error;
+    if (!(error instanceof StoreError) && !isUnavailable(error)) throw error;
     return { reason: 'unavailable', retryAfterS: retryAfterOf(error) };
   }
+}
+
+/** Debits a credits need, under `event_key` or a new key. */
+async function spend<Req extends GateRequest>(
+  gate: Decider<Req>,
+  what: Charge,
+  credits: CheckedNeeds<Req>['credits'][number],
+  event_key: string | undefined,
+): Promise<DebitApproved | Refusal<Req>> {
+  const result = await gate.options.billing.usage.debit({ ...what, event_key: event_key ?? randomUUID() });
   if (result.approved) return result;
   if (result.error_code === 'insufficient_credits') {
     return { reason: 'insufficient_credits', need: { credits }, remaining_balance: result.remaining_balance };
@@ -206,38 +219,21 @@ function eventKeyOf(request: GateRequest, index: number, count: number): string 
 }
 
 /**
- * Reserves one credits need with `hold: true`, the most the route may cost, through the gate's
- * holds; settled (or released) by the adapter after the answer. Never fails open: the store or the
- * service unreachable is a 503 whatever `onUnavailable` says.
+ * Reserves a credits need with `hold: true`, the most the route may cost, through the gate's holds;
+ * settled (or released) by the adapter after the answer.
  */
 async function reserve<Req extends GateRequest>(
   gate: Decider<Req>,
-  request: Req,
-  account: string,
+  what: Charge,
   credits: CheckedNeeds<Req>['credits'][number],
-  index: number,
-  count: number,
+  event_key: string | undefined,
 ): Promise<RouteHold | Refusal<Req>> {
   const holds = gate.options.holds;
   if (!holds)
     throw new InvalidRequestError('gate', [{ field: 'holds', message: 'is required by need.credits.hold' }]);
-  const quantity = await quantityOf(credits.quantity, request, 'need.credits.quantity');
-  const event_key = eventKeyOf(request, index, count);
-  const { product_code, meter_code } = credits;
-  try {
-    const r = await holds.reserve({
-      account_ref_id: account,
-      product_code,
-      meter_code,
-      quantity,
-      ...(event_key ? { event_key } : {}),
-    });
-    if (r.approved) return new RouteHold(r.hold);
-    return { reason: 'insufficient_credits', need: { credits }, remaining_balance: r.available };
-  } catch (error) {
-    if (!(error instanceof StoreError) && !isUnavailable(error)) throw error;
-    return { reason: 'unavailable', retryAfterS: retryAfterOf(error) };
-  }
+  const r = await holds.reserve(event_key ? { ...what, event_key } : what);
+  if (r.approved) return new RouteHold(r.hold);
+  return { reason: 'insufficient_credits', need: { credits }, remaining_balance: r.available };
 }
 
 /** The answer to a "no": the paywall for a browser, else a problem document. */
