@@ -79,19 +79,35 @@ function expectSdkError(err: unknown, type: new (...args: never[]) => BillingErr
 }
 
 describe('isWellFormed', () => {
-  it('is false exactly where the lone-surrogate regular expression matches, on any UTF-16 string', () => {
-    const mixed = fc.string({
-      unit: fc.oneof(
-        fc.constantFrom('\uD800', '\uDBFF', '\uDC00', '\uDFFF', '🚀'),
-        fc.string({ minLength: 1, maxLength: 1 }),
-      ),
-    });
+  const mixed = fc.string({
+    unit: fc.oneof(
+      fc.constantFrom('\uD800', '\uDBFF', '\uDC00', '\uDFFF', '🚀'),
+      fc.string({ minLength: 1, maxLength: 1 }),
+    ),
+  });
+  const agreesWithTheRegExp = () =>
     fc.assert(
       fc.property(fc.oneof(binaryString, mixed), (text) => {
         expect(isWellFormed(text)).toBe(!LONE_SURROGATE.test(text));
       }),
       { numRuns: 1000 },
     );
+
+  it('is false exactly where the lone-surrogate regular expression matches, on any UTF-16 string', () => {
+    agreesWithTheRegExp();
+  });
+
+  it('answers the same where the runtime has no String.prototype.isWellFormed (the encodeURIComponent fallback)', () => {
+    const proto = String.prototype as { isWellFormed?: unknown };
+    const native = Object.getOwnPropertyDescriptor(proto, 'isWellFormed');
+    expect(native).toBeDefined(); // else the first test already ran the fallback
+    delete proto.isWellFormed;
+    try {
+      expect(('x' as { isWellFormed?: unknown }).isWellFormed).toBeUndefined();
+      agreesWithTheRegExp();
+    } finally {
+      if (native) Object.defineProperty(proto, 'isWellFormed', native);
+    }
   });
 });
 
