@@ -17,6 +17,7 @@ import type { PaywallLinks } from './links.js';
 import { type CheckedNeeds, type NeedLookup, quantityOf } from './needs.js';
 import { headerOf, isNavigation } from './request.js';
 import type {
+  GateAllowed,
   GateDecision,
   GateDenialReason,
   GateNeed,
@@ -104,13 +105,10 @@ export async function decide<Req extends GateRequest>(
     throw error;
   }
   tell(() => ({ event: 'decision', allowed: true, source, needs: kindsOf(needs) }));
-  return {
-    allowed: true,
-    account_ref_id: account,
-    source,
-    ...(debit ? { debit } : {}),
-    ...(hold ? { hold } : {}),
-  };
+  const allowed: GateAllowed = { allowed: true, account_ref_id: account, source };
+  if (debit) allowed.debit = debit;
+  if (hold) allowed.hold = hold;
+  return allowed;
 }
 
 /**

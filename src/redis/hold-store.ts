@@ -1,5 +1,6 @@
 import type { HoldLedger, HoldStore, HoldStoreFree, HoldStoreReserve } from '../credits/store.js';
 import { checkArgs, checkOptions, integer, type Rule, text } from '../internal/checks.js';
+import { randomUUID } from '../util/uuid.js';
 import { isWellFormed } from '../util/well-formed.js';
 import { adaptClient, type RedisClient } from './adapt.js';
 import { evalScript, px, replyText, timerMs } from './client.js';
@@ -139,7 +140,7 @@ export function redisHoldStore(client: RedisClient, options: RedisHoldStoreOptio
         hold.quantity,
         px(hold.ttlMs),
         px(balanceTtlMs),
-        crypto.randomUUID(),
+        randomUUID(),
         KEEP_MS,
       ]);
       const [rawStatus, value, expired] = Array.isArray(reply) ? reply : [];
