@@ -1,3 +1,5 @@
+import { MAX_TIMER_MS } from './timers.js';
+
 /**
  * Time as the retry loop sees it. Tests swap it (see {@link withTestClock}) to record the waits the
  * SDK schedules instead of sitting through them.
@@ -9,22 +11,35 @@ export interface Clock {
   sleep(ms: number, signal: AbortSignal | undefined, onAbort: () => Error): Promise<void>;
 }
 
-/** The real clock: `Date.now` and `setTimeout`. */
+/**
+ * The real clock: `Date.now` and `setTimeout`. This is the SDK's one sleep: a wait longer than
+ * {@link MAX_TIMER_MS} (about 24.8 days) is slept in chunks, because `setTimeout` fires a larger delay
+ * after about 1 ms (a busy loop); `Infinity` waits until `signal` aborts. It stays cancellable.
+ */
 export const realClock: Clock = {
   now: () => Date.now(),
   sleep(ms, signal, onAbort) {
     if (signal?.aborted) return Promise.reject(onAbort());
-    if (ms <= 0) return Promise.resolve();
+    if (!(ms > 0)) return Promise.resolve();
     return new Promise((resolve, reject) => {
+      let left = ms;
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const abort = () => {
         clearTimeout(timer);
         reject(onAbort());
       };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', abort);
-        resolve();
-      }, ms);
+      const step = () => {
+        if (left <= 0) {
+          signal?.removeEventListener('abort', abort);
+          resolve();
+          return;
+        }
+        const chunk = Math.min(left, MAX_TIMER_MS);
+        left -= chunk;
+        timer = setTimeout(step, chunk);
+      };
       signal?.addEventListener('abort', abort, { once: true });
+      step();
     });
   },
 };
