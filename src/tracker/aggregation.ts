@@ -4,6 +4,7 @@ import type { Clock } from '../util/clock.js';
 import { trackerBackoff } from './backoff.js';
 import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
 import type { Spool, SpooledEvent } from './spool.js';
+import type { Stop } from './stop.js';
 import { createSumWindows, type SumWindows } from './sum-windows.js';
 import type { Work } from './work.js';
 
@@ -15,7 +16,7 @@ export interface AggregationOptions {
   ledger: Ledger;
   work: Work;
   /** Aborted when close gives up: replacements under way stop, their members stay in the spool. */
-  signal: AbortSignal;
+  signal: Stop;
   report(error: unknown): void;
   /** Entries to send as they are: a window of one event, members left after a conflict. */
   enqueue(entries: LedgerEntry[]): void;
@@ -143,7 +144,7 @@ export class Aggregation {
           return;
         }
         try {
-          await clock.sleep(trackerBackoff(attempt), signal, () => new Error('stopped'));
+          await signal.signal((s) => clock.sleep(trackerBackoff(attempt), s, () => new Error('stopped')));
         } catch {
           return;
         }

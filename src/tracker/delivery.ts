@@ -12,6 +12,7 @@ import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
 import type { DeadLetterReason, UsageTrackerOptions } from './options.js';
 import { isWorthResending } from './send-failure.js';
 import type { Spool, SpoolEntry } from './spool.js';
+import type { Stop } from './stop.js';
 import type { Work } from './work.js';
 
 /** Entries asked of the spool at a time. */
@@ -29,9 +30,7 @@ export interface DeliveryOptions {
   /** Requests under way at once (one while probing after a failure). */
   concurrency: number;
   /** Aborted when close gives up: sends and waits end, nothing new starts. */
-  signal: AbortSignal;
-  /** Resolves `false` once `signal` aborts. */
-  stopped: Promise<false>;
+  signal: Stop;
   aggregation: Aggregation | undefined;
   onDeadLetter: UsageTrackerOptions['onDeadLetter'];
   report(error: unknown, event?: LedgerEntry['event']): void;
@@ -158,8 +157,8 @@ export class Delivery {
       this.#takeWaiters.unshift(...waiting);
       report(error);
       this.#takeFailures++;
-      await clock
-        .sleep(trackerBackoff(this.#takeFailures), signal, () => new Error('stopped'))
+      await signal
+        .signal((s) => clock.sleep(trackerBackoff(this.#takeFailures), s, () => new Error('stopped')))
         .catch(() => {});
       this.#taking = false;
       work.end();
@@ -228,7 +227,7 @@ export class Delivery {
     try {
       let reason: DeadLetterReason | undefined;
       try {
-        const result = await billing.usage.record(entry.event, { signal });
+        const result = await signal.signal((s) => billing.usage.record(entry.event, { signal: s }));
         if (!result.accepted) reason = { type: 'refused', result };
       } catch (error) {
         if (signal.aborted) {
@@ -278,9 +277,8 @@ export class Delivery {
    * never. False when close gave up while the callback ran: the event stays in the spool, told again later.
    */
   async #deadLetter(entry: LedgerEntry, reason: DeadLetterReason): Promise<boolean> {
-    const { onDeadLetter, stopped } = this.#o;
-    const done = safely(onDeadLetter && (() => onDeadLetter(entry.event, reason))).then(() => true);
-    return Promise.race([done, stopped]);
+    const { onDeadLetter, signal } = this.#o;
+    return signal.race(safely(onDeadLetter && (() => onDeadLetter(entry.event, reason))).then(() => true));
   }
 
   /** Moves the entry into the spool's dead-letter store (instead of acknowledging it), with why and when. */
@@ -304,8 +302,8 @@ export class Delivery {
     this.#probing = true;
     const retryAfterMs = error instanceof APIError ? error.retryAfterMs : undefined;
     work.begin();
-    clock
-      .sleep(trackerBackoff(this.#failures, retryAfterMs), signal, () => new Error('stopped'))
+    signal
+      .signal((s) => clock.sleep(trackerBackoff(this.#failures, retryAfterMs), s, () => new Error('stopped')))
       .catch(() => {})
       .then(() => {
         this.#paused = false;

@@ -19,6 +19,7 @@ import {
   WAIT_UNTIL_WINDOW_MS,
 } from './options.js';
 import type { Spool, SpooledEvent } from './spool.js';
+import { Stop } from './stop.js';
 import type { TrackerCloseOptions, TrackerCloseResult, TrackOptions, UsageTracker } from './types.js';
 import { Work } from './work.js';
 
@@ -95,9 +96,8 @@ class Tracker {
   readonly #clock: Clock;
   readonly #report: (error: unknown, event?: SpooledEvent) => void;
   /** Aborted when close gives up: sends and waits end, nothing new starts. */
-  readonly #stop = new AbortController();
+  readonly #stop = new Stop();
   /** Resolves `false` once close gave up. */
-  readonly #stopped: Promise<false>;
   readonly #ledger = new Ledger();
   readonly #work = new Work();
   readonly #backpressure: Backpressure;
@@ -123,10 +123,7 @@ class Tracker {
     this.#relay = options.relay;
     this.#clock = clock;
     this.#report = (error, event) => void safely(onError && (() => onError(error, event)));
-    const signal = this.#stop.signal;
-    this.#stopped = new Promise<false>((resolve) =>
-      signal.addEventListener('abort', () => resolve(false), { once: true }),
-    );
+    const signal = this.#stop;
     this.#backpressure = new Backpressure(maxQueued, onFull, () => this.#ledger.known);
     const shared = { spool, clock, signal, ledger: this.#ledger, work: this.#work, report: this.#report };
     const settle = (entry: LedgerEntry, as: Settlement) => this.#settle(entry, as);
@@ -144,7 +141,6 @@ class Tracker {
       ...shared,
       billing,
       concurrency,
-      stopped: this.#stopped,
       aggregation: this.#aggregation,
       onDeadLetter,
       settle,
@@ -244,8 +240,8 @@ class Tracker {
    * this one's (the loop starts the next send where the last one ended).
    */
   async #sent(id: string): Promise<void> {
-    await Promise.race([this.#ledger.settled([id]), this.#stopped]);
-    await Promise.race([this.#work.quiet(), this.#stopped]);
+    await this.#stop.race(this.#ledger.settled([id]));
+    await this.#stop.race(this.#work.quiet());
   }
 
   /**
@@ -281,7 +277,7 @@ class Tracker {
         return true;
       })();
       // A flush still waiting when close gives up would wait for ever: it fails instead, typed.
-      if (!(await Promise.race([sent, this.#stopped]))) {
+      if (!(await this.#stop.race(sent))) {
         throw new UsageTrackerError(
           'closed',
           `usageTracker.flush: the tracker was closed with ${this.#ledger.outstanding} events unsent`,

@@ -2,8 +2,8 @@
 // its answer. workerd.test.ts bundles it as wrangler does (the browser/worker build). workerd calls
 // `fetch(request, env, ctx)`: protect finds `ctx.waitUntil` among its arguments and hands it the
 // usage, so the request's context lives until the event is recorded; the answer does not wait.
-// The tracker and the gate are made per request (see guides/serverless.md: a tracker made in one
-// request of workerd and used in a later one, once the first is over, did not send).
+// The tracker and the gate are made per request here (that keeps working); module-scope-worker.mjs
+// keeps them at module scope, as the serverless guide recommends.
 // Bindings: BILLING_API_URL, BILLING_API_KEY, SIGNING_KEY, APP_URL (the mock's).
 //   GET /usage   (x-account: the account) answers 200 at once; one api_calls event is tracked
 import { BillingClient, createAccessCache, createGate, createUsageTracker } from 'billing-sdk';

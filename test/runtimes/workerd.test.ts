@@ -271,3 +271,50 @@ describe('on Cloudflare workerd: usage through ctx.waitUntil (Miniflare)', () =>
     }
   }, 30_000);
 });
+
+describe('on Cloudflare workerd: a module-scope client, tracker and gate (Miniflare)', () => {
+  const worker = useWorker('module-scope-worker.mjs');
+  const EVENTS = '/api/usage/events/';
+  /** Keys of the usage events the mock recorded for `account`. */
+  const keys = (account: string) =>
+    worker.mock.store.usageEvents.filter((e) => e.account_ref_id === account).map((e) => e.event_key);
+  /** `n` requests to `path` one after the other (each over before the next), as `account`. */
+  const serial = async (path: string, account: string, n: number) => {
+    for (let i = 0; i < n; i++) {
+      const response = await fetch(new URL(path, worker.workerUrl), {
+        headers: { 'x-account': account },
+        signal: AbortSignal.timeout(10_000),
+      });
+      const body = await response.text();
+      expect(response.status, `${body}\n${worker.output}`).toBe(200);
+    }
+  };
+  /** Waits until `account` has `n` more events than `before`, failing with workerd's output. */
+  const recorded = async (account: string, before: string[], n: number) => {
+    await until(() => keys(account).length >= before.length + n, 10_000).catch(() => {
+      throw new Error(`${keys(account).length - before.length} of ${n} recorded\n${worker.output}`);
+    });
+  };
+
+  it("every request's usage reaches the mock once: gate.protect and tracker.track, 3 requests each, then 3 more", async () => {
+    const posts = () => worker.mock.requests.count({ method: 'POST', path: EVENTS });
+    const postsBefore = posts();
+    const gated = keys('acct_active');
+    const tracked = keys('acct_multi');
+    await serial('/gated', 'acct_active', 3);
+    await recorded('acct_active', gated, 3);
+    await serial('/track', 'acct_multi', 3);
+    await recorded('acct_multi', tracked, 3);
+    // More requests, once the first ones (and their waitUntil promises) are over.
+    await serial('/gated', 'acct_active', 3);
+    await serial('/track', 'acct_multi', 3);
+    await recorded('acct_active', gated, 6);
+    await recorded('acct_multi', tracked, 6);
+    const fresh = [...keys('acct_active'), ...keys('acct_multi')].filter(
+      (k) => !gated.includes(k) && !tracked.includes(k),
+    );
+    expect(fresh.length, 'each event recorded once').toBe(12);
+    expect(new Set(fresh).size, 'no event recorded twice').toBe(12);
+    expect(posts() - postsBefore, 'one request per event').toBe(12);
+  }, 60_000);
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { Stop } from '../../src/tracker/stop.js';
+
+describe('Stop (the tracker switch usable from any request context)', () => {
+  it('hands each step a fresh signal that aborts when it stops, and forgets it once the step is done', async () => {
+    const stop = new Stop();
+    const seen: AbortSignal[] = [];
+    await stop.signal(async (signal) => {
+      seen.push(signal);
+    });
+    let during: AbortSignal | undefined;
+    const pending = stop.signal(
+      (signal) =>
+        new Promise<string>((resolve) => {
+          during = signal;
+          signal.addEventListener('abort', () => resolve('aborted'));
+        }),
+    );
+    stop.abort();
+    expect(await pending).toBe('aborted');
+    expect(seen[0]?.aborted, 'a finished step is not aborted later').toBe(false);
+    expect(seen[0]).not.toBe(during);
+    expect(stop.aborted).toBe(true);
+    // After the stop, a new step starts already aborted.
+    expect(await stop.signal(async (signal) => signal.aborted)).toBe(true);
+  });
+
+  it('race answers the value, or false once stopped, and rejects with the promise', async () => {
+    const stop = new Stop();
+    expect(await stop.race(Promise.resolve(7))).toBe(7);
+    await expect(stop.race(Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    const never = stop.race(new Promise<number>(() => {}));
+    stop.abort();
+    expect(await never).toBe(false);
+    expect(await stop.race(Promise.resolve(1))).toBe(false);
+  });
+});
