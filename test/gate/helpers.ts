@@ -237,7 +237,9 @@ const fastifyFramework: Framework = {
 };
 
 /** Listens with @hono/node-server: Hono's own Node adapter, also a Fetch handler's. */
-async function serveHono(fetch: (request: Request) => Response | Promise<Response>): Promise<LoopbackServer> {
+export async function serveHono(
+  fetch: (request: Request) => Response | Promise<Response>,
+): Promise<LoopbackServer> {
   let listening: (port: number) => void = () => {};
   const port = new Promise<number>((resolve) => {
     listening = resolve;
