@@ -78,6 +78,7 @@ export interface Setup {
   onUnavailable?: 'closed' | 'open' | undefined;
   tracker?: UsageTracker | undefined;
   holds?: CreditHolds | undefined;
+  onError?: ((error: unknown) => void) | undefined;
   signingKey: string;
 }
 
@@ -92,6 +93,7 @@ export function gateOptions<Req extends GateRequest>(setup: Setup): GateOptions<
     onUnavailable: setup.onUnavailable,
     tracker: setup.tracker,
     holds: setup.holds,
+    onError: setup.onError && ((error: unknown) => setup.onError?.(error)),
     paywall:
       paywall === false
         ? undefined
