@@ -215,7 +215,7 @@ const fastifyFramework: Framework = {
   async serve(setup, route) {
     const gate = createGate<FastifyRequest>(gateOptions(setup));
     const count = observer();
-    const app = Fastify();
+    const app = Fastify({ forceCloseConnections: true });
     app.setErrorHandler((error, _request, reply) => {
       count.errors.push(error);
       return reply.code(500).send({ error: 'Internal Server Error' });
