@@ -71,7 +71,10 @@ export interface CreditsNeed<Req = GateRequest> {
   };
 }
 
-/** Usage is tracked (`tracker.track`) after the handler answered 2xx, never for a failed request. */
+/**
+ * Usage is tracked (`tracker.track`) once a 2xx answer was delivered (its body read to its end),
+ * never for a failed request, a stream that errored or a client that left.
+ */
 export interface UsageNeed<Req = GateRequest> {
   /** The product and meter to record on, and the quantity. */
   usage: {
@@ -321,13 +324,18 @@ export interface Gate<Req extends GateRequest = Request> {
    */
   check(request: Req, need: GateNeeds<Req>): Promise<GateDecision>;
   /**
-   * Wraps a Fetch handler: a "no" is answered by the gate; usage is tracked after a 2xx answer.
+   * Wraps a Fetch handler: a "no" is answered by the gate; a hold is settled and usage tracked once
+   * a 2xx answer's body was read to its end (its stream wrapped for that), released when it errors
+   * or is cancelled.
    * Called as `(request, env, ctx)` (Cloudflare Workers) or `(request, context)` (Netlify) with a
    * `waitUntil`, the usage is handed to it (else to the gate's `waitUntil` option) and the answer
    * does not wait for it.
    */
   protect<A extends unknown[]>(need: GateNeeds<Req>, handler: FetchHandler<Req, A>): FetchHandler<Req, A>;
-  /** Hono middleware: the decision at `c.get('billing')`. */
+  /**
+   * Hono middleware: the decision at `c.get('billing')`. A 2xx body is wrapped as `protect`'s (and
+   * put back in `c.res`); an OPTIONS request goes through undecided.
+   */
   hono(need: GateNeeds<Req>): HonoMiddleware;
   /**
    * The route's handler behind the gate, as one Hono handler: the decision at `c.get('billing')`,
@@ -341,7 +349,11 @@ export interface Gate<Req extends GateRequest = Request> {
     need: GateNeeds<Req>,
     handler: (c: C) => R,
   ): (c: C) => Promise<Awaited<R> | Response>;
-  /** Express / Connect / node:http middleware: the decision at `res.locals.billing`. */
+  /**
+   * Express / Connect / node:http middleware: the decision at `res.locals.billing`. An OPTIONS
+   * request goes through undecided; a client gone while the gate decided has its hold released and
+   * goes no further.
+   */
   express(need: GateNeeds<Req>): NodeMiddleware<Req>;
   /**
    * The route's handler behind the gate, as one Express handler: the decision at
@@ -362,6 +374,9 @@ export interface Gate<Req extends GateRequest = Request> {
    * `c.get('billing')`, Express's `res.locals.billing`, Fastify's `request.billing`.)
    */
   decisionOf(request: Req): GateAllowed | undefined;
-  /** A Fastify `preHandler`: the decision at `request.billing`. */
+  /**
+   * A Fastify `preHandler`: the decision at `request.billing`. An OPTIONS request goes through
+   * undecided; a client gone while the gate decided has its hold released and no handler runs.
+   */
   fastify(need: GateNeeds<Req>): (request: Req, reply: FastifyReplyLike) => Promise<unknown>;
 }
