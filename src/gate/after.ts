@@ -27,7 +27,7 @@ export async function after<Req>(
 
 /**
  * The route's work once `response` was delivered. Without a body to deliver (none, an answer other
- * than 2xx, a HEAD request), at once: handed to `waitUntil`, or awaited before the answer (a
+ * than 2xx, a HEAD request, a body already locked), at once: handed to `waitUntil`, or awaited before the answer (a
  * serverless platform may freeze the process as soon as it is sent). Else the body is wrapped: its
  * last read (the client had every byte) settles what the handler used and tracks the usage; a stream
  * that errors or a client that cancels releases the hold and tracks nothing. With `waitUntil`, the
@@ -41,7 +41,13 @@ export async function delivered<Req>(
   response: Response,
 ): Promise<Response> {
   const { status, body } = response;
-  if (body === null || !succeeded(status) || (request as { method?: string }).method === 'HEAD') {
+  if (
+    body === null ||
+    !succeeded(status) ||
+    body.locked ||
+    (request as { method?: string }).method === 'HEAD'
+  ) {
+    // Nothing the gate could follow (a body already locked is the handler's own affair): finished now.
     const done = route.finish(request, decision, status, waitUntil);
     if (!waitUntil) await done;
     return response;
