@@ -1,56 +1,152 @@
-import type { GateRoute, WaitUntil } from './route.js';
+import { type GateRoute, succeeded, type WaitUntil } from './route.js';
 import type { GateAllowed } from './types.js';
 
 /**
- * Runs an allowed request's handler, then the route's work after the answer (its hold, its usage)
- * with the status (none when the handler threw: the hold is released, and the throw goes on). The
- * Fetch-shaped adapters (`protect`, `hono`) share it. Handed to the platform's `waitUntil`, that work
- * does not hold up the answer; without one, the answer waits for it (a serverless platform may
- * freeze the process as soon as it is sent).
+ * Runs an allowed request's handler, then the route's work after the answer (its hold, its usage):
+ * the Fetch-shaped adapters (`protect`, `hono`) share it. A throw of the handler releases the hold
+ * and goes on. A 2xx answer with a body comes back with its body wrapped (see {@link delivered}):
+ * the request finishes when the client has read it to its end.
  */
-export async function after<Req, T>(
+export async function after<Req>(
   route: GateRoute<Req>,
   request: Req,
   decision: GateAllowed,
   waitUntil: WaitUntil | undefined,
-  run: () => T | Promise<T>,
-  status: (ran: T) => number,
-): Promise<T> {
-  let ran: T;
+  run: () => Response | Promise<Response>,
+): Promise<Response> {
+  let response: Response;
   try {
-    ran = await run();
+    response = await run();
   } catch (error) {
     const done = route.finish(request, decision, undefined, waitUntil);
     if (!waitUntil) await done;
     throw error;
   }
-  const done = route.finish(request, decision, status(ran), waitUntil);
-  if (!waitUntil) await done;
-  return ran;
-}
-
-/** What Node's response (Express, Fastify's `reply.raw`) tells of its end. */
-interface NodeEnd {
-  once(event: 'finish' | 'close', listener: () => void): unknown;
+  return delivered(route, request, decision, waitUntil, response);
 }
 
 /**
- * The route's work after a Node response (Express, Connect, Fastify): with its status once it was
- * sent; with none when the connection closed first (the client went away: the hold is released).
+ * The route's work once `response` was delivered. Without a body to deliver (none, an answer other
+ * than 2xx, a HEAD request, a body already locked), at once: handed to `waitUntil`, or awaited before the answer (a
+ * serverless platform may freeze the process as soon as it is sent). Else the body is wrapped: its
+ * last read (the client had every byte) settles what the handler used and tracks the usage; a stream
+ * that errors or a client that cancels releases the hold and tracks nothing. With `waitUntil`, the
+ * platform is handed that work when the answer leaves; without, the body's end waits for it.
  */
-export function afterNode<Req>(
+export async function delivered<Req>(
   route: GateRoute<Req>,
   request: Req,
   decision: GateAllowed,
+  waitUntil: WaitUntil | undefined,
+  response: Response,
+): Promise<Response> {
+  const { status, body } = response;
+  if (
+    body === null ||
+    !succeeded(status) ||
+    body.locked ||
+    (request as { method?: string }).method === 'HEAD'
+  ) {
+    // Nothing the gate could follow (a body already locked is the handler's own affair): finished now.
+    const done = route.finish(request, decision, status, waitUntil);
+    if (!waitUntil) await done;
+    return response;
+  }
+  let handOver: (done: Promise<void>) => void = () => {};
+  const whole = new Promise<void>((resolve) => {
+    handOver = resolve;
+  });
+  let done: Promise<void> | undefined;
+  /** The route's work, once: after the body's end with the status, else with none. */
+  const end = (ended: number | undefined): Promise<void> => {
+    if (!done) {
+      done = route.finish(request, decision, ended, waitUntil);
+      handOver(done);
+    }
+    return done;
+  };
+  if (waitUntil) {
+    try {
+      waitUntil(whole);
+    } catch {
+      // The platform refused it now: `finish` hands its work again when the body ends, and reports a refusal then.
+    }
+  }
+  const reader = body.getReader();
+  const wrapped = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
+        try {
+          chunk = await reader.read();
+        } catch (error) {
+          void end(undefined);
+          controller.error(error);
+          return;
+        }
+        if (!chunk.done) {
+          controller.enqueue(chunk.value);
+          return;
+        }
+        const finishing = end(status);
+        if (!waitUntil) await finishing;
+        controller.close();
+      },
+      cancel(reason) {
+        void end(undefined);
+        return reader.cancel(reason);
+      },
+    },
+    // Nothing is read ahead: a pull is a read of the client's, so the last one means it had it all.
+    { highWaterMark: 0 },
+  );
+  return new Response(wrapped, { status, statusText: response.statusText, headers: response.headers });
+}
+
+/** What Node's response (Express, Fastify's `reply.raw`) tells of its end. */
+export interface NodeEnd {
+  once(event: 'finish' | 'close', listener: () => void): unknown;
+  /** Node's `ServerResponse` is destroyed once its connection closed (absent in a stand-in). */
+  readonly destroyed?: boolean | undefined;
+}
+
+/** The connection of one request, watched from before the decision (see {@link watchNode}). */
+export interface NodeWatch {
+  /**
+   * The decision allowed the request: the route's work follows the response's end. `false` when the
+   * client is already gone: the route finished at once (the hold released) and the handler must not run.
+   */
+  allowed(decision: GateAllowed): boolean;
+}
+
+/**
+ * Watches a Node response (Express, Connect, node:http, Fastify) from before the decision: the
+ * route's work follows with the status once it was sent (`finish`), with none when the connection
+ * closed first (the client went away: the hold is released), even while the gate was deciding.
+ */
+export function watchNode<Req>(
+  route: GateRoute<Req>,
+  request: Req,
   res: NodeEnd,
   status: () => number,
-): void {
-  let sent = false;
-  res.once('finish', () => {
-    sent = true;
-    void route.finish(request, decision, status());
-  });
-  res.once('close', () => {
-    if (!sent) void route.finish(request, decision, undefined);
-  });
+): NodeWatch {
+  let decision: GateAllowed | undefined;
+  let over = res.destroyed === true;
+  let ended: number | undefined;
+  const end = (with_: number | undefined) => {
+    if (over) return;
+    over = true;
+    ended = with_;
+    if (decision) void route.finish(request, decision, with_);
+  };
+  res.once('finish', () => end(status()));
+  res.once('close', () => end(undefined));
+  return {
+    allowed(allowed) {
+      decision = allowed;
+      if (!over) return true;
+      void route.finish(request, allowed, ended);
+      return false;
+    },
+  };
 }

@@ -7,9 +7,11 @@ import {
   RateLimitError,
   StoreError,
 } from '../core/errors/index.js';
+import type { CreditHold } from '../credits/types.js';
 import { segment } from '../internal/checks.js';
-import type { DebitApproved } from '../schemas/usage.js';
+import type { DebitApproved, DebitResult } from '../schemas/usage.js';
 import { channel, publish } from '../util/diagnostics.js';
+import { safely } from '../util/safely.js';
 import { randomUUID } from '../util/uuid.js';
 import { problem, redirect } from './answer.js';
 import { RouteHold } from './hold.js';
@@ -86,28 +88,17 @@ export async function decide<Req extends GateRequest>(
       source = 'fallback';
     }
   }
-  let debit: DebitApproved | undefined;
-  let hold: RouteHold | undefined;
-  try {
-    for (const [i, credits] of needs.credits.entries()) {
-      const outcome = await charge(gate, request, account, credits, i, needs.credits.length);
-      if ('reason' in outcome) {
-        await hold?.close(false);
-        return deny(gate, request, account, outcome, needs);
-      }
-      if (outcome instanceof RouteHold) hold = outcome;
-      else debit = outcome;
-      source = worse(source, 'live');
-    }
-  } catch (error) {
-    // A later need failed for good: what was reserved goes back (what was debited cannot).
-    await hold?.close(false).catch(() => {});
-    throw error;
+  let charged: Charged = {};
+  if (needs.credits.length) {
+    const outcome = await chargeAll(gate, request, account, needs);
+    if ('reason' in outcome) return deny(gate, request, account, outcome, needs);
+    charged = outcome;
+    source = worse(source, 'live');
   }
   tell(() => ({ event: 'decision', allowed: true, source, needs: kindsOf(needs) }));
   const allowed: GateAllowed = { allowed: true, account_ref_id: account, source };
-  if (debit) allowed.debit = debit;
-  if (hold) allowed.hold = hold;
+  if (charged.debit) allowed.debit = charged.debit;
+  if (charged.hold) allowed.hold = charged.hold;
   return allowed;
 }
 
@@ -159,28 +150,122 @@ interface Charge {
   quantity: number;
 }
 
+/** What a route's credits needs came to: the last plain need's debit, the hold need's hold. */
+interface Charged {
+  debit?: DebitApproved | undefined;
+  hold?: RouteHold | undefined;
+}
+
 /**
- * Charges one credits need: its quantity for this request and its key (the request's
- * `Idempotency-Key`, so a client retrying never pays twice), then a debit, or a reservation with
- * `hold: true`. Never fails open: the service or the store unreachable is a 503 whatever
- * `onUnavailable` says.
+ * Charges a route's credits needs so that a "no" costs nothing. Every quantity is read first (a
+ * quantity function that throws charges nothing). Without `holds` a route has one credits need
+ * (checkNeeds): one debit, which happened or did not. With `holds`, every need is reserved in the
+ * holds' ledger before any is debited, and a refusal gives back all that was reserved; then each
+ * plain need's reservation is settled at once (so the gate never debits past what its holds
+ * reserved), and the `hold: true` need's is left to the adapter.
  */
-async function charge<Req extends GateRequest>(
+async function chargeAll<Req extends GateRequest>(
+  gate: Decider<Req>,
+  request: Req,
+  account: string,
+  needs: CheckedNeeds<Req>,
+): Promise<Charged | Refusal<Req>> {
+  const list = needs.credits;
+  const quantities: number[] = [];
+  for (const credits of list) {
+    quantities.push(await quantityOf(credits.quantity, request, 'need.credits.quantity'));
+  }
+  if (!gate.options.holds) {
+    const outcome = await charge(gate, request, account, list[0]!, quantities[0]!, 0, 1);
+    return 'reason' in outcome ? outcome : { debit: outcome as DebitApproved };
+  }
+  /** The reservations not yet settled: what a "no" or a failure gives back. */
+  const open = new Set<CreditHold>();
+  const held: CreditHold[] = [];
+  try {
+    for (const [i, credits] of list.entries()) {
+      const outcome = await charge(gate, request, account, credits, quantities[i]!, i, list.length);
+      if ('reason' in outcome) {
+        await giveBack(gate, request, open);
+        return outcome;
+      }
+      const hold = outcome as CreditHold;
+      held.push(hold);
+      open.add(hold);
+    }
+    let debit: DebitApproved | undefined;
+    for (const [i, credits] of list.entries()) {
+      if (credits.hold) continue;
+      const hold = held[i]!;
+      // Once a settle is asked its hold cannot be released (its debit may have gone through).
+      open.delete(hold);
+      const outcome = await unavailableAsRefusal(() => settleAtOnce(hold, credits, quantities[i]!));
+      if ('reason' in outcome) {
+        await giveBack(gate, request, open);
+        return outcome;
+      }
+      debit = outcome;
+    }
+    const at = list.findIndex((credits) => credits.hold);
+    return at < 0 ? { debit } : { debit, hold: new RouteHold(held[at]!) };
+  } catch (error) {
+    // A need failed for good: what was reserved goes back.
+    await giveBack(gate, request, open);
+    throw error;
+  }
+}
+
+/**
+ * Gives back reservations on a "no" or a failure: the answer stands whatever the store says; a
+ * failed release goes to `onError` (the hold then expires at its ttl, which only holds back credits).
+ */
+function giveBack<Req extends GateRequest>(
+  gate: Decider<Req>,
+  request: Req,
+  holds: Iterable<CreditHold>,
+): Promise<unknown> {
+  const report = (error: unknown) => safely(() => gate.options.onError?.(error, request));
+  return Promise.all([...holds].map((hold) => hold.release().catch(report)));
+}
+
+/**
+ * A plain credits need of a gate with holds: its reservation settled whole at once; a refusal by
+ * the service (credits spent outside the holds meanwhile) is a "no" like a refused debit.
+ */
+async function settleAtOnce<Req>(
+  hold: CreditHold,
+  credits: CheckedNeeds<Req>['credits'][number],
+  quantity: number,
+): Promise<DebitApproved | Refusal<Req>> {
+  return answerOf(await hold.settle(quantity), credits);
+}
+
+/**
+ * Charges one credits need, its quantity read: its key (the request's `Idempotency-Key`, so a
+ * client retrying never pays twice), then a debit, or with the gate's `holds` a reservation. Never
+ * fails open: the service or the store unreachable is a 503 whatever `onUnavailable` says.
+ */
+function charge<Req extends GateRequest>(
   gate: Decider<Req>,
   request: Req,
   account: string,
   credits: CheckedNeeds<Req>['credits'][number],
+  quantity: number,
   index: number,
   count: number,
-): Promise<DebitApproved | RouteHold | Refusal<Req>> {
-  const quantity = await quantityOf(credits.quantity, request, 'need.credits.quantity');
+): Promise<DebitApproved | CreditHold | Refusal<Req>> {
   const event_key = eventKeyOf(request, index, count);
   const { product_code, meter_code } = credits;
   const what: Charge = { account_ref_id: account, product_code, meter_code, quantity };
+  return unavailableAsRefusal<DebitApproved | CreditHold | Refusal<Req>, Req>(() =>
+    gate.options.holds ? reserve(gate, what, credits, event_key) : spend(gate, what, credits, event_key),
+  );
+}
+
+/** The service or the store unreachable, as a refusal (503); any other failure throws. */
+async function unavailableAsRefusal<T, Req>(run: () => Promise<T>): Promise<T | Refusal<Req>> {
   try {
-    return credits.hold
-      ? await reserve(gate, what, credits, event_key)
-      : await spend(gate, what, credits, event_key);
+    return await run();
   } catch (error) {
     if (!(error instanceof StoreError) && !isUnavailable(error)) throw error;
     return { reason: 'unavailable', retryAfterS: retryAfterOf(error) };
@@ -195,6 +280,14 @@ async function spend<Req extends GateRequest>(
   event_key: string | undefined,
 ): Promise<DebitApproved | Refusal<Req>> {
   const result = await gate.options.billing.usage.debit({ ...what, event_key: event_key ?? randomUUID() });
+  return answerOf(result, credits);
+}
+
+/** A debit's result as the gate answers it: approved, a "no", or a misconfigured route. */
+function answerOf<Req>(
+  result: DebitResult,
+  credits: CheckedNeeds<Req>['credits'][number],
+): DebitApproved | Refusal<Req> {
   if (result.approved) return result;
   if (result.error_code === 'insufficient_credits') {
     return { reason: 'insufficient_credits', need: { credits }, remaining_balance: result.remaining_balance };
@@ -217,20 +310,20 @@ function eventKeyOf(request: GateRequest, index: number, count: number): string 
 }
 
 /**
- * Reserves a credits need with `hold: true`, the most the route may cost, through the gate's holds;
- * settled (or released) by the adapter after the answer.
+ * Reserves a credits need through the gate's holds: a `hold: true` one, the most the route may
+ * cost, settled (or released) by the adapter after the answer; a plain one, settled at once.
  */
 async function reserve<Req extends GateRequest>(
   gate: Decider<Req>,
   what: Charge,
   credits: CheckedNeeds<Req>['credits'][number],
   event_key: string | undefined,
-): Promise<RouteHold | Refusal<Req>> {
+): Promise<CreditHold | Refusal<Req>> {
   const holds = gate.options.holds;
   if (!holds)
     throw new InvalidRequestError('gate', [{ field: 'holds', message: 'is required by need.credits.hold' }]);
   const r = await holds.reserve(event_key ? { ...what, event_key } : what);
-  if (r.approved) return new RouteHold(r.hold);
+  if (r.approved) return r.hold;
   return { reason: 'insufficient_credits', need: { credits }, remaining_balance: r.available };
 }
 

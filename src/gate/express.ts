@@ -1,6 +1,6 @@
-import { afterNode } from './after.js';
+import { watchNode } from './after.js';
 import type { GateRoute } from './route.js';
-import type { GateAllowed, NodeMiddleware, NodeResponseLike } from './types.js';
+import type { NodeMiddleware, NodeResponseLike } from './types.js';
 
 /** Express's `next`. */
 export type NodeNext = (error?: unknown) => void;
@@ -17,22 +17,29 @@ export function expressAdapter<Req>(
   route: GateRoute<Req>,
   handler?: NodeHandler<Req>,
 ): NodeMiddleware<Req> | NodeHandler<Req> {
-  /** An allowed request goes on: `run` is the chain's `next()` or the route's own handler. */
-  const goOn = (req: Req, res: NodeResponseLike, decision: GateAllowed, run: () => unknown) => {
-    res.locals ??= {};
-    res.locals.billing = decision;
-    if (route.after) afterNode(route, req, decision, res, () => res.statusCode);
-    return run();
-  };
   // A throwing `account`, a dead socket or a throwing handler goes where Express sends any
   // middleware's error (Express 4 does not follow a rejected promise: it is never left to it).
-  const gated = (req: Req, res: NodeResponseLike, next: NodeNext, run: () => unknown) =>
-    route
+  const gated = (req: Req, res: NodeResponseLike, next: NodeNext, run: () => unknown) => {
+    // Watched from the start: a client that leaves while the gate decides frees its hold at once.
+    const watch = route.hasWorkAfter ? watchNode(route, req, res, () => res.statusCode) : undefined;
+    return route
       .decide(req)
-      .then((d) => (d.allowed ? goOn(req, res, d, run) : writeNode(res, d.response)))
+      .then((d) => {
+        if (!d.allowed) return writeNode(res, d.response);
+        res.locals ??= {};
+        res.locals.billing = d;
+        // The client is gone: the hold was released, and no handler works for nobody.
+        if (watch && !watch.allowed(d)) return undefined;
+        return run();
+      })
       .catch(next);
+  };
   if (handler) return (req, res, next) => gated(req, res, next, () => handler(req, res, next));
-  return (req, res, next) => void gated(req, res, next, next);
+  return (req, res, next) => {
+    // A preflight is never an action: it goes through undecided, and is never charged.
+    if ((req as { method?: string }).method === 'OPTIONS') return next();
+    void gated(req, res, next, next);
+  };
 }
 
 /** Writes a gate's Fetch answer to Node's response (Express, Connect, node:http). */

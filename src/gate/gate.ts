@@ -1,6 +1,6 @@
 import { check, checkOptions, func, integer, oneOf, type Rule, required, text } from '../internal/checks.js';
 import { safely } from '../util/safely.js';
-import { after, afterNode } from './after.js';
+import { after, watchNode } from './after.js';
 import { type Decider, decide } from './decide.js';
 import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
 import { RouteHold } from './hold.js';
@@ -147,7 +147,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
   const routeOf = (operation: string, need: GateNeeds<Req>): GateRoute<Req> => {
     const needs = checked(operation, need);
     return {
-      after: needs.usage.length > 0 || needs.credits.some((credits) => credits.hold),
+      hasWorkAfter: needs.usage.length > 0 || needs.credits.some((credits) => credits.hold),
       waitUntil: given.waitUntil,
       decide: (request) => decide(decider, request, needs),
       finish: (request, allowed, status, waitUntil = given.waitUntil) =>
@@ -175,7 +175,10 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
 
   return {
     async check(request, need) {
-      return decide(decider, request, checked('check', need));
+      const decision = await decide(decider, request, checked('check', need));
+      // No adapter follows this request: its hold is the caller's to settle, and `use` says so.
+      if (decision.allowed && decision.hold instanceof RouteHold) decision.hold.leaveToCaller();
+      return decision;
     },
 
     decisionOf(request) {
@@ -188,18 +191,10 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
         const decision = await route.decide(request);
         if (!decision.allowed) return decision.response;
         decisions.set(request, decision);
-        if (!route.after) return handler(request, ...rest);
+        if (!route.hasWorkAfter) return handler(request, ...rest);
         // Cloudflare's (request, env, ctx), Netlify's (request, context): the request's own first.
         const waitUntil = waitUntilIn(rest.map((arg) => () => arg)) ?? route.waitUntil;
-        const response = await after(
-          route,
-          request,
-          decision,
-          waitUntil,
-          () => handler(request, ...rest),
-          (r) => r.status,
-        );
-        return response;
+        return after(route, request, decision, waitUntil, () => handler(request, ...rest));
       };
     },
 
@@ -210,6 +205,12 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     fastify(need) {
       const route = routeOf('fastify', need);
       return async (request, reply) => {
+        // A preflight is never an action: it goes through undecided, and is never charged.
+        if (request.method === 'OPTIONS') return undefined;
+        // Watched from the start: a client that leaves while the gate decides frees its hold at once.
+        const watch = route.hasWorkAfter
+          ? watchNode(route, request, reply.raw, () => reply.statusCode)
+          : undefined;
         const decision = await route.decide(request);
         if (!decision.allowed) {
           reply.code(decision.status);
@@ -218,7 +219,11 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
           return reply.send(await decision.response.text());
         }
         (request as Req & { billing?: GateAllowed }).billing = decision;
-        if (route.after) afterNode(route, request, decision, reply.raw, () => reply.statusCode);
+        if (watch && !watch.allowed(decision)) {
+          // The client is gone (its hold released): the reply is taken over, so no handler runs for nobody.
+          reply.hijack?.();
+          return reply;
+        }
         return undefined;
       };
     },

@@ -1,3 +1,4 @@
+import { InvalidRequestError } from '../core/errors/index.js';
 import type { CreditHold } from '../credits/types.js';
 import { checkArgs, integer } from '../internal/checks.js';
 import type { GateHold } from './types.js';
@@ -10,6 +11,8 @@ import type { GateHold } from './types.js';
 export class RouteHold implements GateHold {
   readonly credit: CreditHold;
   #used: number | undefined;
+  /** Under `gate.check`: no adapter settles this hold, so `use` would be heard by nobody. */
+  #leftToCaller = false;
 
   constructor(credit: CreditHold) {
     this.credit = credit;
@@ -24,8 +27,22 @@ export class RouteHold implements GateHold {
   }
 
   use(used: number): void {
+    if (this.#leftToCaller) {
+      throw new InvalidRequestError('hold.use', [
+        {
+          field: 'hold',
+          message:
+            'was reserved by gate.check, which settles nothing: settle it with hold.credit.settle(used), or release it with hold.credit.release()',
+        },
+      ]);
+    }
     checkArgs('hold.use', [['used', [integer(0, this.credit.quantity)], used]]);
     this.#used = used;
+  }
+
+  /** Made by `gate.check`: the caller settles the hold itself (`use` throws). */
+  leaveToCaller(): void {
+    this.#leftToCaller = true;
   }
 
   /** After the answer: settle what was used when it succeeded, else release. */

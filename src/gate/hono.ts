@@ -11,24 +11,37 @@ export type HonoHandler = (c: HonoContextLike) => Response | Promise<Response>;
  * the gate's answer.
  */
 export function honoAdapter<Req>(route: GateRoute<Req>, handler?: HonoHandler): HonoMiddleware | HonoHandler {
-  /** The decision, then `run` (the chain's `next()` or the handler), then the hold and the usage. */
-  const gated = async <T>(c: HonoContextLike, run: () => T | Promise<T>, status: (ran: T) => number) => {
+  const waitUntilOf = (c: HonoContextLike) => waitUntilIn([() => c.executionCtx]) ?? route.waitUntil;
+  if (handler) {
+    return async (c: HonoContextLike) => {
+      const request = c.req.raw as unknown as Req;
+      const decision = await route.decide(request);
+      if (!decision.allowed) return decision.response;
+      c.set('billing', decision);
+      if (!route.hasWorkAfter) return handler(c);
+      return after(route, request, decision, waitUntilOf(c), () => handler(c));
+    };
+  }
+  return async (c: HonoContextLike, next: () => Promise<void>): Promise<Response | undefined> => {
+    // A preflight is never an action: it goes through undecided, and is never charged.
+    if (c.req.raw.method === 'OPTIONS') {
+      await next();
+      return undefined;
+    }
     const request = c.req.raw as unknown as Req;
     const decision = await route.decide(request);
     if (!decision.allowed) return decision.response;
     c.set('billing', decision);
-    if (!route.after) return run();
-    const waitUntil = waitUntilIn([() => c.executionCtx]) ?? route.waitUntil;
-    return after(route, request, decision, waitUntil, run, status);
+    if (!route.hasWorkAfter) {
+      await next();
+      return undefined;
+    }
+    // Hono's `next()` resolves to nothing: the route's answer is then at `c.res`, and its wrapped body goes back there.
+    const answer = await after(route, request, decision, waitUntilOf(c), async () => {
+      await next();
+      return c.res;
+    });
+    if (answer !== c.res) c.res = answer;
+    return undefined;
   };
-  if (handler)
-    return (c: HonoContextLike) =>
-      gated(
-        c,
-        () => handler(c),
-        (answer) => answer.status,
-      );
-  // Hono's `next()` resolves to nothing (the middleware's own answer), and the route's is then at `c.res`.
-  return (c: HonoContextLike, next: () => Promise<void>) =>
-    gated(c, next as () => Promise<undefined>, () => c.res.status);
 }

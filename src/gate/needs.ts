@@ -100,6 +100,14 @@ export function checkNeeds<Req>(
       issues.push(...error.issues);
     }
   });
+  if (!hasHolds && out.credits.length > 1) {
+    // Debited one by one, a later need refused would leave the earlier ones debited for a "no".
+    issues.push({
+      field: 'need',
+      message:
+        'has several credits needs: give the gate the option holds (each is then reserved before any is debited, and a refusal gives all back), or debit one credits need per route',
+    });
+  }
   if (issues.length) throw new InvalidRequestError(operation, issues);
   for (const need of out.subscriptions) {
     const { subscription, tier } = need;

@@ -8,8 +8,11 @@ export type WaitUntil = (promise: Promise<unknown>) => void;
  * route's hold and usage. Made by `createGate` per adapter call, once the route's needs were checked.
  */
 export interface GateRoute<Req> {
-  /** Whether anything follows the answer: usage to track or a hold to settle (most routes: no). */
-  readonly after: boolean;
+  /**
+   * Whether the route has work once its answer is known: usage to track or a hold to settle (most
+   * routes: no, and their adapters watch nothing).
+   */
+  readonly hasWorkAfter: boolean;
   /** The gate's `waitUntil` option: what an adapter uses when the request brings none. */
   readonly waitUntil: WaitUntil | undefined;
   /** The decision (see decide). */

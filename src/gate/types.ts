@@ -45,7 +45,9 @@ export interface EntitlementNeed {
 
 /**
  * Prepaid credits are debited before the handler runs (`usage.debit`), once per client request; or,
- * with `hold: true`, reserved before it and settled with what it used after it.
+ * with `hold: true`, reserved before it and settled with what it used after it. On a gate with
+ * `holds` a plain need is reserved and settled at once through them. A route may have several only
+ * on a gate with `holds` (all are reserved before any is debited).
  */
 export interface CreditsNeed<Req = GateRequest> {
   /** The product and meter to debit, and how many credits. */
@@ -69,7 +71,10 @@ export interface CreditsNeed<Req = GateRequest> {
   };
 }
 
-/** Usage is tracked (`tracker.track`) after the handler answered 2xx, never for a failed request. */
+/**
+ * Usage is tracked (`tracker.track`) once a 2xx answer was delivered (its body read to its end),
+ * never for a failed request, a stream that errored or a client that left.
+ */
 export interface UsageNeed<Req = GateRequest> {
   /** The product and meter to record on, and the quantity. */
   usage: {
@@ -149,13 +154,20 @@ export interface GateOptions<Req extends GateRequest = Request> {
    * credits: a debit either happened or it did not.
    */
   onUnavailable?: 'closed' | 'open' | undefined;
-  /** `createCreditHolds(billing, …)`: reserves the `credits` needs with `hold: true`; required when a need has one. */
+  /**
+   * `createCreditHolds(billing, …)`: reserves the `credits` needs with `hold: true`; required when a
+   * need has one, or when a route has several credits needs. With it, every credits need of the gate
+   * goes through its ledger: a plain one is reserved and settled at once (refused when what is
+   * available is short), so the gate never debits what a hold reserved; a route's needs are all
+   * reserved before any is debited, and a refusal gives every reservation back.
+   */
   holds?: CreditHolds | undefined;
   /** The usage tracker that records `usage` needs; required when a need has one. */
   tracker?: UsageTracker | undefined;
   /**
    * Told when the tracker refused a `usage` need after the handler answered 2xx (closed, full, a
-   * spool failure): the answer stands, the usage is not recorded. Not awaited; a throw is ignored.
+   * spool failure), or when the store failed to give back a hold (after the answer, or on a "no":
+   * the hold then expires at its ttl): the answer stands. Not awaited; a throw is ignored.
    */
   onError?: ((error: unknown, request: Req) => void) | undefined;
   /**
@@ -205,7 +217,8 @@ export interface GateHold {
    * Says how many credits the request used (an integer, 0 to `quantity`); the last call counts. The
    * gate settles it after a 2xx answer; without a call, all of `quantity`.
    *
-   * @throws {@link InvalidRequestError} for a value outside 0 to `quantity`.
+   * @throws {@link InvalidRequestError} for a value outside 0 to `quantity`, and under `gate.check`,
+   * which settles nothing (settle or release {@link GateHold.credit} yourself there).
    */
   use(used: number): void;
   /** The hold itself. Under `gate.check` no adapter settles it: settle or release it yourself. */
@@ -270,7 +283,14 @@ export interface FastifyReplyLike {
   readonly raw: {
     /** Node's event once the response is sent (`finish`), or the connection closed (`close`). */
     once(event: 'finish' | 'close', listener: () => void): unknown;
+    /** `true` once the connection closed (Node's `ServerResponse`). */
+    readonly destroyed?: boolean | undefined;
   };
+  /**
+   * Takes the reply over from Fastify: used for a client gone while the gate decided, so that no
+   * handler runs for nobody.
+   */
+  hijack?(): unknown;
 }
 
 /** What Express (and Connect, node:http) hands a middleware as its response (structural). */
@@ -285,6 +305,8 @@ export interface NodeResponseLike {
   end(body?: string): unknown;
   /** Learn when the handler's answer is sent (`finish`), or the connection closed (`close`, also without an answer). */
   once(event: 'finish' | 'close', listener: () => void): unknown;
+  /** `true` once the connection closed (Node's `ServerResponse`): a client gone before the gate looked. */
+  readonly destroyed?: boolean | undefined;
 }
 
 /** What `gate.hono(need)` gives: a Hono middleware. */
@@ -302,13 +324,18 @@ export interface Gate<Req extends GateRequest = Request> {
    */
   check(request: Req, need: GateNeeds<Req>): Promise<GateDecision>;
   /**
-   * Wraps a Fetch handler: a "no" is answered by the gate; usage is tracked after a 2xx answer.
+   * Wraps a Fetch handler: a "no" is answered by the gate; a hold is settled and usage tracked once
+   * a 2xx answer's body was read to its end (its stream wrapped for that), released when it errors
+   * or is cancelled.
    * Called as `(request, env, ctx)` (Cloudflare Workers) or `(request, context)` (Netlify) with a
    * `waitUntil`, the usage is handed to it (else to the gate's `waitUntil` option) and the answer
    * does not wait for it.
    */
   protect<A extends unknown[]>(need: GateNeeds<Req>, handler: FetchHandler<Req, A>): FetchHandler<Req, A>;
-  /** Hono middleware: the decision at `c.get('billing')`. */
+  /**
+   * Hono middleware: the decision at `c.get('billing')`. A 2xx body is wrapped as `protect`'s (and
+   * put back in `c.res`); an OPTIONS request goes through undecided.
+   */
   hono(need: GateNeeds<Req>): HonoMiddleware;
   /**
    * The route's handler behind the gate, as one Hono handler: the decision at `c.get('billing')`,
@@ -322,7 +349,11 @@ export interface Gate<Req extends GateRequest = Request> {
     need: GateNeeds<Req>,
     handler: (c: C) => R,
   ): (c: C) => Promise<Awaited<R> | Response>;
-  /** Express / Connect / node:http middleware: the decision at `res.locals.billing`. */
+  /**
+   * Express / Connect / node:http middleware: the decision at `res.locals.billing`. An OPTIONS
+   * request goes through undecided; a client gone while the gate decided has its hold released and
+   * goes no further.
+   */
   express(need: GateNeeds<Req>): NodeMiddleware<Req>;
   /**
    * The route's handler behind the gate, as one Express handler: the decision at
@@ -343,6 +374,9 @@ export interface Gate<Req extends GateRequest = Request> {
    * `c.get('billing')`, Express's `res.locals.billing`, Fastify's `request.billing`.)
    */
   decisionOf(request: Req): GateAllowed | undefined;
-  /** A Fastify `preHandler`: the decision at `request.billing`. */
+  /**
+   * A Fastify `preHandler`: the decision at `request.billing`. An OPTIONS request goes through
+   * undecided; a client gone while the gate decided has its hold released and no handler runs.
+   */
   fastify(need: GateNeeds<Req>): (request: Req, reply: FastifyReplyLike) => Promise<unknown>;
 }

@@ -78,6 +78,7 @@ export interface Setup {
   onUnavailable?: 'closed' | 'open' | undefined;
   tracker?: UsageTracker | undefined;
   holds?: CreditHolds | undefined;
+  onError?: ((error: unknown) => void) | undefined;
   signingKey: string;
 }
 
@@ -92,6 +93,7 @@ export function gateOptions<Req extends GateRequest>(setup: Setup): GateOptions<
     onUnavailable: setup.onUnavailable,
     tracker: setup.tracker,
     holds: setup.holds,
+    onError: setup.onError && ((error: unknown) => setup.onError?.(error)),
     paywall:
       paywall === false
         ? undefined
@@ -213,7 +215,7 @@ const fastifyFramework: Framework = {
   async serve(setup, route) {
     const gate = createGate<FastifyRequest>(gateOptions(setup));
     const count = observer();
-    const app = Fastify();
+    const app = Fastify({ forceCloseConnections: true });
     app.setErrorHandler((error, _request, reply) => {
       count.errors.push(error);
       return reply.code(500).send({ error: 'Internal Server Error' });
@@ -237,7 +239,9 @@ const fastifyFramework: Framework = {
 };
 
 /** Listens with @hono/node-server: Hono's own Node adapter, also a Fetch handler's. */
-async function serveHono(fetch: (request: Request) => Response | Promise<Response>): Promise<LoopbackServer> {
+export async function serveHono(
+  fetch: (request: Request) => Response | Promise<Response>,
+): Promise<LoopbackServer> {
   let listening: (port: number) => void = () => {};
   const port = new Promise<number>((resolve) => {
     listening = resolve;

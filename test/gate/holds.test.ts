@@ -10,7 +10,17 @@ import {
 } from '../../src/index.js';
 import { DEMO } from '../../src/testing/index.js';
 import { serveNode, until, useMockServer } from '../helpers.js';
-import { A, AI, ask, expectProblem, FRAMEWORKS, type Need, type Served, setupFor } from './helpers.js';
+import {
+  A,
+  AI,
+  ask,
+  credits,
+  expectProblem,
+  FRAMEWORKS,
+  type Need,
+  type Served,
+  setupFor,
+} from './helpers.js';
 
 // A credits need with hold: true through each adapter: reserved before the handler, settled with
 // what the handler used after a 2xx (all of it when it said nothing), released otherwise.
@@ -122,10 +132,62 @@ describe.each(FRAMEWORKS)('credit holds through $name', (framework) => {
     expectProblem(await ask(served, { account: id }), 503, 'unavailable');
     expect(served.handled).toBe(0);
   });
+
+  it('several credits needs, the second refused: all reserved first, all given back, nothing debited', async () => {
+    const id = await account(12);
+    const { served, holds } = await start([credits(5), credits(10)]);
+    expectProblem(await ask(served, { account: id }), 402, 'insufficient_credits');
+    // Retried without a key, as a client does: each "no" costs nothing.
+    expectProblem(await ask(served, { account: id }), 402, 'insufficient_credits');
+    expect(debitsOf(id)).toEqual([]);
+    expect(balanceOf(id)).toBe(12);
+    expect(holds.stats()).toMatchObject({ reserved: 2, refused: 2, released: 2, open: 0 });
+    expect(served.handled).toBe(0);
+  });
+
+  it("a plain credits need goes through the gate's holds: it never spends what a hold reserved", async () => {
+    const id = await account(12);
+    const { served, holds } = await start(credits(5));
+    // An AI call holds 10 of the 12 meanwhile.
+    const ai = await holds.reserve({ account_ref_id: id, product_code: AI, meter_code: METER, quantity: 10 });
+    if (!ai.approved) throw new Error('expected a hold');
+    const refused = await ask(served, { account: id });
+    expect(expectProblem(refused, 402, 'insufficient_credits')).toMatchObject({ remaining_balance: 2 });
+    expect(debitsOf(id)).toEqual([]);
+    // The hold settles in full: its work is paid.
+    expect(await ai.hold.settle(10)).toMatchObject({ approved: true, debited: 10, remaining_balance: 2 });
+    mock.server.store.setBalance(id, AI, METER, 100);
+    await holds.invalidate(id);
+    // Once enough is available the plain need is reserved and settled at once: one debit, nothing held.
+    expect((await ask(served, { account: id })).status).toBe(200);
+    expect(debitsOf(id).map((d) => d.quantity)).toEqual([10, 5]);
+    expect(holds.stats()).toMatchObject({ settled: 2, open: 0 });
+  });
+
+  it('a give-back the store fails on a "no": still the 402, the failure told to onError', async () => {
+    const id = await account(12);
+    const store = memoryHoldStore();
+    const failing = {
+      ...store,
+      release: () => Promise.reject(new StoreError('unavailable', 'down')),
+    };
+    const setup = setupFor(mock.server);
+    const holds = createCreditHolds(setup.billing, { store: failing });
+    const errors: unknown[] = [];
+    const served = await framework.serve(
+      { ...setup, holds, onError: (error) => errors.push(error) },
+      { need: [HOLD(10), credits(50)] },
+    );
+    open.push(served);
+    expectProblem(await ask(served, { account: id }), 402, 'insufficient_credits');
+    expect(errors).toEqual([expect.any(StoreError)]);
+    expect(served.handled).toBe(0);
+    expect(debitsOf(id)).toEqual([]);
+  });
 });
 
 describe('credit holds in createGate', () => {
-  it('a hold need without the holds option, or two in a route, is refused when the route is made', () => {
+  it('a hold need without the holds option, two in a route, or several credits needs without holds, is refused when the route is made', async () => {
     const setup = setupFor(mock.server);
     const gate = createGate({ billing: setup.billing, access: setup.access, account: () => A });
     expect(() => gate.hono(HOLD(1))).toThrow(/need.credits.hold needs the gate option holds/);
@@ -136,12 +198,25 @@ describe('credit holds in createGate', () => {
       holds: createCreditHolds(setup.billing),
     });
     expect(() => withHolds.hono([HOLD(1), HOLD(2)])).toThrow(InvalidRequestError);
+    // Without holds, a second credits need could be refused after the first was debited.
+    for (const make of [
+      () => gate.hono([credits(5), credits(10)]),
+      () => gate.express([credits(5), credits(10)]),
+      () => gate.fastify([credits(5), credits(10)]),
+      () => gate.protect([credits(5), credits(10)], () => new Response('ok')),
+    ]) {
+      expect(make).toThrow(/need has several credits needs: give the gate the option holds/);
+    }
+    await expect(gate.check(new Request('http://app.local/'), [credits(5), credits(10)])).rejects.toThrow(
+      /several credits needs/,
+    );
+    expect(() => withHolds.hono([credits(5), HOLD(10)])).not.toThrow();
     expect(() =>
       withHolds.hono({ credits: { product_code: AI, meter_code: METER, quantity: 1, hold: 'yes' as never } }),
     ).toThrow(/need.credits.hold/);
   });
 
-  it('use() outside 0..quantity throws InvalidRequestError in the handler; gate.check leaves the hold to the caller', async () => {
+  it('use() outside 0..quantity throws InvalidRequestError in the handler; gate.check leaves the hold to the caller, and use() there throws', async () => {
     const id = await account(100);
     const setup = setupFor(mock.server);
     const holds = createCreditHolds(setup.billing);
@@ -151,6 +226,8 @@ describe('credit holds in createGate', () => {
     expect(() => decision.hold?.use(11)).toThrow(InvalidRequestError);
     expect(() => decision.hold?.use(-1)).toThrow(InvalidRequestError);
     expect(decision.hold.quantity).toBe(10);
+    // Nothing settles under check: use() would be heard by nobody, so it says so.
+    expect(() => decision.hold?.use(4)).toThrow(/gate.check, which settles nothing/);
     expect(holds.stats().open).toBe(1);
     expect(await decision.hold.credit.settle(4)).toMatchObject({ approved: true, debited: 4 });
     expect(balanceOf(id)).toBe(96);

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   type BillingClient,
   createAccessCache,
+  createCreditHolds,
   createGate,
   createUsageTracker,
   type GateDenialReason,
@@ -139,6 +140,49 @@ describe('gate.check against a model', () => {
               ...(s.idempotencyKey === undefined ? {} : { event_key: s.idempotencyKey }),
             });
           }
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+});
+
+describe('several credits needs of one route', () => {
+  const quantities = fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 2, maxLength: 4 });
+
+  it('property: on a gate with holds, all are charged or none (a "no" leaves the balance as it was)', async () => {
+    await fc.assert(
+      fc.asyncProperty(quantities, fc.integer({ min: 0, max: 100 }), async (qs, balance) => {
+        mock.server.reset();
+        mock.server.store.setBalance(A, AI, 'credits', balance);
+        const billing = clientFor(mock.server, { maxRetries: 0 });
+        const holds = createCreditHolds(billing);
+        const gate = createGate({ billing, access: createAccessCache(billing), account: () => A, holds });
+        const decision = await gate.check(
+          new Request('http://app.test/r', { method: 'POST' }),
+          qs.map(credits),
+        );
+        const total = qs.reduce((a, b) => a + b, 0);
+        expect(decision.allowed).toBe(total <= balance);
+        expect(mock.server.store.balance(A, AI, 'credits')).toBe(
+          total <= balance ? balance - total : balance,
+        );
+        expect(holds.stats().open).toBe(0);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('property: without holds, such a route is refused when it is made', () => {
+    const billing = clientFor(mock.server, { maxRetries: 0 });
+    const gate = createGate({ billing, access: createAccessCache(billing), account: () => A });
+    fc.assert(
+      fc.property(
+        quantities,
+        fc.array(fc.constantFrom(PRO, EXPORT, USAGE), { maxLength: 2 }),
+        (qs, others) => {
+          const needs = [...others.filter((n) => n !== USAGE), ...qs.map(credits)];
+          expect(() => gate.hono(needs)).toThrow(/several credits needs/);
         },
       ),
       { numRuns: 50 },

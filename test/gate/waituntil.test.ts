@@ -74,6 +74,8 @@ describe.each(SPOOLS)('gate and waitUntil with a $name', ({ spool }) => {
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
     // The answers came in microtasks after the handler: no request to the service could have finished.
     expect(events()).toHaveLength(0);
+    // The platform sends each body; the route's usage follows its delivery.
+    await Promise.all(answers.map((a) => a.text()));
     await Promise.all(contexts.map((ctx) => ctx.settled()));
     expect(contexts.map((ctx) => [ctx.handed > 0, ctx.rejected])).toEqual(contexts.map(() => [true, 0]));
     expect(events().map((e) => [e.account_ref_id, e.meter_code, e.quantity])).toEqual(
@@ -104,6 +106,7 @@ describe.each(SPOOLS)('gate and waitUntil with a $name', ({ spool }) => {
     );
     expect(answers.map((a) => a.status)).toEqual([200, 200]);
     expect(events()).toHaveLength(0);
+    await Promise.all(answers.map((a) => a.text()));
     await Promise.all(contexts.map((ctx) => ctx.settled()));
     expect(contexts.map((ctx) => ctx.handed > 0)).toEqual([true, true]);
     expect(events()).toHaveLength(2);
@@ -116,6 +119,7 @@ describe("createGate's waitUntil option", () => {
     const gate = gateWith(memorySpool(), { waitUntil: ctx.waitUntil });
     const answer = await gate.protect(NEED, () => new Response('ok'))(request());
     expect(answer.status).toBe(200);
+    expect(await answer.text()).toBe('ok');
     await ctx.settled();
     expect(ctx.handed).toBeGreaterThan(0);
     expect(events()).toHaveLength(1);
@@ -129,7 +133,7 @@ describe("createGate's waitUntil option", () => {
       NEED,
       (_request: Request, _env: object, _ctx: unknown) => new Response('ok'),
     );
-    await handler(request(), {}, ctx);
+    await (await handler(request(), {}, ctx)).text();
     await ctx.settled();
     expect([ctx.handed > 0, option.handed]).toEqual([true, 0]);
     expect(events()).toHaveLength(1);
