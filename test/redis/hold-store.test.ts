@@ -91,8 +91,11 @@ describe('redisHoldStore: options and arguments', () => {
       store.reserve(ledger, hold(1), 0),
       store.setBalance(ledger, 1.5, '0:0'),
       store.setBalance(ledger, 10, 42 as never),
-      store.settle(ledger, 'id', Number.MAX_SAFE_INTEGER + 2),
+      store.settle(ledger, 'id', Number.MAX_SAFE_INTEGER + 2, 1),
+      store.settle(ledger, 'id', 5, -1),
       store.release({ ...ledger, meter: 7 } as never, 'id'),
+      store.extend(ledger, 'id', 0),
+      store.extend(ledger, '\uD800', 1_000),
       store.invalidate(undefined as never),
     ];
     for (const call of calls) await expect(call).rejects.toBeInstanceOf(InvalidRequestError);
@@ -154,8 +157,9 @@ describe('redisHoldStore failures are typed: a StoreError, so a reservation neve
         [
           store.reserve(ledger, hold(1), 60_000),
           store.setBalance(ledger, 10, 'x:0:0'),
-          store.settle(ledger, 'id', 5),
+          store.settle(ledger, 'id', 5, 1),
           store.release(ledger, 'id'),
+          store.extend(ledger, 'id', 1_000),
           store.invalidate(ledger.account),
         ].map((call) =>
           call.then(
@@ -166,6 +170,7 @@ describe('redisHoldStore failures are typed: a StoreError, so a reservation neve
       );
       for (const error of errors) expect(error).toBeInstanceOf(StoreError);
       expect(errors.map(codeOf)).toEqual([
+        'unavailable',
         'unavailable',
         'unavailable',
         'unavailable',
@@ -217,8 +222,9 @@ describe('redisHoldStore failures are typed: a StoreError, so a reservation neve
     const ledger = freshLedger();
     for (const call of [
       store.reserve(ledger, hold(1), 60_000),
-      store.settle(ledger, 'id', 5),
+      store.settle(ledger, 'id', 5, 1),
       store.release(ledger, 'id'),
+      store.extend(ledger, 'id', 1_000),
     ]) {
       const error = await call.catch((e: unknown) => e);
       expect(codeOf(error)).toBe('unexpected_reply');
