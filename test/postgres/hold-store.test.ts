@@ -31,10 +31,14 @@ for (const kind of DRIVERS) {
   // One store per driver, shared by its tests (each uses ledgers of its own): the first test makes
   // the tables, the others find them.
   let store: ReturnType<typeof postgresHoldStore> | undefined;
+  let other: ReturnType<typeof postgresHoldStore> | undefined;
   const table = uniqueTable('holds');
+  // Another instance of the service on the same tables, through the next driver.
+  const otherKind = DRIVERS[(DRIVERS.indexOf(kind) + 1) % DRIVERS.length]!;
   holdStoreContract(`postgresHoldStore (${kind})`, async () => {
     store ??= postgresHoldStore((await handle(kind)).db, { table });
-    return { store, advance: sleep };
+    other ??= postgresHoldStore((await handle(otherKind)).db, { table });
+    return { store, other, advance: sleep };
   });
 }
 

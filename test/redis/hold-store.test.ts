@@ -16,16 +16,19 @@ import { KINDS } from './targets.js';
 const server = useRedisServer();
 const ref = useCluster();
 const clients = new Map<string, AnyClient>();
+/** A second connection per kind: another instance of the service on the same Redis. */
+const others = new Map<string, AnyClient>();
 beforeAll(async () => {
   for (const kind of KINDS) {
     const nodes = kind.endsWith('-cluster')
       ? ref.cluster.rootNodes
       : [{ host: '127.0.0.1', port: server.server.port }];
     clients.set(kind, await connectAny(kind, nodes));
+    others.set(kind, await connectAny(kind, nodes));
   }
 }, 30_000);
 afterAll(async () => {
-  await Promise.all([...clients.values()].map((c) => c.close()));
+  await Promise.all([...clients.values(), ...others.values()].map((c) => c.close()));
 });
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -45,14 +48,15 @@ function counting(client: RedisClient) {
 }
 
 for (const kind of KINDS) {
-  holdStoreContract(`redisHoldStore on ${kind}`, async () => ({
-    store: redisHoldStore(clients.get(kind)!.client as RedisClient, {
-      prefix: uniquePrefix('holds'),
-      // A loaded machine (a cluster of six nodes on two cores) may answer slowly; no test here times Redis.
-      timeoutMs: 5_000,
-    }),
-    advance: sleep,
-  }));
+  holdStoreContract(`redisHoldStore on ${kind}`, async () => {
+    // A loaded machine (a cluster of six nodes on two cores) may answer slowly; no test here times Redis.
+    const options = { prefix: uniquePrefix('holds'), timeoutMs: 5_000 };
+    return {
+      store: redisHoldStore(clients.get(kind)!.client as RedisClient, options),
+      other: redisHoldStore(others.get(kind)!.client as RedisClient, options),
+      advance: sleep,
+    };
+  });
 }
 
 describe('redisHoldStore: options and arguments', () => {
