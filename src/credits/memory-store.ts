@@ -117,7 +117,10 @@ export function memoryHoldStore(options: MemoryHoldStoreOptions = {}): HoldStore
 
     async extend(l: HoldLedger, id: string, ttlMs: number): Promise<boolean> {
       // Looked up, never made: extending an unknown hold leaves nothing behind.
-      const hold = accounts.get(l.account)?.get(JSON.stringify([l.product, l.meter]))?.holds.get(id);
+      const hold = accounts
+        .get(l.account)
+        ?.get(JSON.stringify([l.product, l.meter]))
+        ?.holds.get(id);
       const at = now();
       if (hold === undefined || hold.expiresAt <= at) return false;
       hold.expiresAt = Math.max(hold.expiresAt, at + ttlMs);
