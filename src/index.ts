@@ -39,6 +39,7 @@ export type {
   CreditHoldStats,
   CreditHolds,
   CreditHoldsOptions,
+  HoldExtendResult,
   ReserveParams,
   ReserveResult,
 } from './credits/types.js';

@@ -4,13 +4,17 @@ import type { RequestOptions } from '../core/options.js';
 import { checkArgs, checkOptions, integer } from '../internal/checks.js';
 import { requestRules } from '../internal/options.js';
 import type { DebitResult } from '../schemas/usage.js';
+import { type Clock, realClock } from '../util/clock.js';
+import { MAX_TIMER_MS } from '../util/timers.js';
 import type { HoldLedger, HoldStore } from './store.js';
-import type { CreditHold } from './types.js';
+import type { CreditHold, HoldExtendResult } from './types.js';
 
 /** What a hold needs of the holds that made it. */
 export interface HoldHome {
   readonly billing: BillingClient;
   readonly store: HoldStore;
+  /** The holds' clock (a test seam): what a hold's keeper times its extends with. */
+  readonly clock: Clock;
   /** Counts and publishes a hold freed (`debited`: what a settle debited). */
   freed(kind: 'settled' | 'released', debited: number): void;
   /** Reports a store failure after a debit went through. */
@@ -28,18 +32,32 @@ export class Hold implements CreditHold {
   readonly id: string;
   readonly event_key: string;
   readonly quantity: number;
+  readonly ttlMs: number;
   /** Fixed by the first settle: a later one must ask the same (the service keys the debit by event_key). */
   #used: number | undefined;
   /** The settle under way or done; cleared when it failed, so it can be asked again. */
   #settling: Promise<DebitResult> | undefined;
   #released: Promise<void> | undefined;
 
-  constructor(home: HoldHome, ledger: HoldLedger, id: string, eventKey: string, quantity: number) {
+  constructor(
+    home: HoldHome,
+    ledger: HoldLedger,
+    id: string,
+    eventKey: string,
+    quantity: number,
+    ttlMs: number,
+  ) {
     this.#home = home;
     this.#ledger = ledger;
     this.id = id;
     this.event_key = eventKey;
     this.quantity = quantity;
+    this.ttlMs = ttlMs;
+  }
+
+  /** The clock of the holds that made it. */
+  get clock(): Clock {
+    return this.#home.clock;
   }
 
   get account_ref_id(): string {
@@ -98,6 +116,16 @@ export class Hold implements CreditHold {
     return this.#released;
   }
 
+  async extend(ttlMs?: number): Promise<HoldExtendResult> {
+    if (ttlMs !== undefined) checkArgs('hold.extend', [['ttlMs', [integer(1, MAX_TIMER_MS)], ttlMs]]);
+    // Settled (a settle asked counts: its debit may be under way) or released here: the store's
+    // hold is gone or going, and must not be kept.
+    if (this.#used !== undefined) return { extended: false, reason: 'settled' };
+    if (this.#released) return { extended: false, reason: 'released' };
+    const extended = await this.#home.store.extend(this.#ledger, this.id, ttlMs ?? this.ttlMs);
+    return extended ? { extended: true } : { extended: false, reason: 'expired' };
+  }
+
   async #settle(used: number, options: RequestOptions | undefined): Promise<DebitResult> {
     const { billing, store } = this.#home;
     if (used === 0) {
@@ -127,7 +155,12 @@ export class Hold implements CreditHold {
       options,
     );
     try {
-      await store.settle(this.#ledger, this.id, result.remaining_balance);
+      await store.settle(
+        this.#ledger,
+        this.id,
+        result.remaining_balance,
+        result.approved ? result.debited : 0,
+      );
     } catch (error) {
       // The debit went through: its result stands. The hold stays until its ttl, which only holds back credits.
       this.#home.storeFailed(error);
@@ -138,4 +171,12 @@ export class Hold implements CreditHold {
   #misuse(operation: string, message: string): InvalidRequestError {
     return new InvalidRequestError(operation, [{ field: 'hold', message }]);
   }
+}
+
+/**
+ * The clock of the holds that made `hold` (a test seam, see `withTestClock`); the real clock for a
+ * hold made elsewhere.
+ */
+export function holdClock(hold: CreditHold): Clock {
+  return hold instanceof Hold ? hold.clock : realClock;
 }

@@ -5,6 +5,7 @@ import type { RequestOptions } from '../core/options.js';
 import { check, checkOptions, func, integer, type Rule, required, text } from '../internal/checks.js';
 import { requestRules } from '../internal/options.js';
 import { meterRules } from '../resources/usage.js';
+import { type Clock, clockOf } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
 import { safely } from '../util/safely.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
@@ -31,7 +32,7 @@ const durationMs: Rule = integer(1, MAX_TIMER_MS);
 const optionRules = {
   store: [
     (v) =>
-      ['reserve', 'setBalance', 'settle', 'release', 'invalidate'].every(
+      ['reserve', 'setBalance', 'settle', 'release', 'extend', 'invalidate'].every(
         (m) => typeof (v as Record<string, unknown>)[m] === 'function',
       )
         ? undefined
@@ -86,6 +87,7 @@ export function createCreditHolds(billing: BillingClient, options: CreditHoldsOp
 class Holds implements CreditHolds, HoldHome {
   readonly billing: BillingClient;
   readonly store: HoldStore;
+  readonly clock: Clock;
   readonly #ttlMs: number;
   readonly #balanceTtlMs: number;
   readonly #onError: ((error: unknown) => void) | undefined;
@@ -104,6 +106,7 @@ class Holds implements CreditHolds, HoldHome {
   constructor(billing: BillingClient, options: CreditHoldsOptions) {
     this.billing = billing;
     this.store = options.store ?? memoryHoldStore();
+    this.clock = clockOf(options);
     this.#ttlMs = options.ttlMs ?? 60_000;
     this.#balanceTtlMs = options.balanceTtlMs ?? 30_000;
     this.#onError = options.onError;
@@ -126,7 +129,7 @@ class Holds implements CreditHolds, HoldHome {
         this.#counts.reserved++;
         this.#counts.open++;
         tellCredits('reserve', { quantity: p.quantity });
-        const hold = new Hold(this, ledger, id, p.event_key ?? `hold_${id}`, p.quantity);
+        const hold = new Hold(this, ledger, id, p.event_key ?? `hold_${id}`, p.quantity, request.ttlMs);
         return { approved: true, hold, available: r.available };
       }
       if (r.status === 'refused') {

@@ -17,8 +17,8 @@ interface Ledger {
   readAt: number;
   /** Moves on each invalidation of the account. */
   epoch: number;
-  /** Moves on each settle. */
-  seq: number;
+  /** The credits settles debited so far: a read is lowered by what was debited since its fence. */
+  debited: number;
   /** Unexpired holds by id: quantity and expiry. */
   holds: Map<string, { quantity: number; expiresAt: number }>;
 }
@@ -51,7 +51,7 @@ export function memoryHoldStore(options: MemoryHoldStoreOptions = {}): HoldStore
     const key = JSON.stringify([l.product, l.meter]);
     let ledger = ledgers.get(key);
     if (!ledger) {
-      ledger = { balance: null, readAt: 0, epoch: 0, seq: 0, holds: new Map() };
+      ledger = { balance: null, readAt: 0, epoch: 0, debited: 0, holds: new Map() };
       ledgers.set(key, ledger);
     }
     return ledger;
@@ -79,7 +79,7 @@ export function memoryHoldStore(options: MemoryHoldStoreOptions = {}): HoldStore
       const ledger = ledgerOf(l);
       const expired = dropExpired(ledger, at);
       if (ledger.balance === null || ledger.readAt === 0 || at - ledger.readAt >= balanceTtlMs) {
-        return { status: 'stale', fence: `${ledger.epoch}:${ledger.seq}`, expired };
+        return { status: 'stale', fence: `${ledger.epoch}:${ledger.debited}`, expired };
       }
       let held = 0;
       for (const h of ledger.holds.values()) held += h.quantity;
@@ -91,20 +91,21 @@ export function memoryHoldStore(options: MemoryHoldStoreOptions = {}): HoldStore
 
     async setBalance(l: HoldLedger, balance: number, fence: string): Promise<void> {
       const ledger = ledgerOf(l);
-      const [epoch, seq] = fence.split(':').map(Number);
-      if (epoch === ledger.epoch && seq === ledger.seq) {
-        ledger.balance = balance;
+      const [epoch, debited] = fence.split(':').map(Number);
+      if (epoch === ledger.epoch && debited !== undefined && debited <= ledger.debited) {
+        // Only settles came between: the read, less what they debited (it may predate them), is
+        // fresh. Never the known balance: it may predate a top-up the read shows.
+        ledger.balance = balance - (ledger.debited - debited);
         ledger.readAt = now();
         return;
       }
+      // An invalidation (or a fence not of this store): the lower is kept, and read again.
       ledger.balance = ledger.balance === null ? balance : Math.min(ledger.balance, balance);
-      // Only settles came between: the lower is right, and fresh. An invalidation: read again.
-      if (epoch === ledger.epoch) ledger.readAt = now();
     },
 
-    async settle(l: HoldLedger, id: string, remaining: number): Promise<HoldStoreFree> {
+    async settle(l: HoldLedger, id: string, remaining: number, debited: number): Promise<HoldStoreFree> {
       const { ledger, held } = free(l, id);
-      ledger.seq++;
+      ledger.debited += debited;
       if (ledger.balance !== null) ledger.balance = Math.min(ledger.balance, remaining);
       return { held, balance: ledger.balance };
     },
@@ -112,6 +113,18 @@ export function memoryHoldStore(options: MemoryHoldStoreOptions = {}): HoldStore
     async release(l: HoldLedger, id: string): Promise<HoldStoreFree> {
       const { ledger, held } = free(l, id);
       return { held, balance: ledger.balance };
+    },
+
+    async extend(l: HoldLedger, id: string, ttlMs: number): Promise<boolean> {
+      // Looked up, never made: extending an unknown hold leaves nothing behind.
+      const hold = accounts
+        .get(l.account)
+        ?.get(JSON.stringify([l.product, l.meter]))
+        ?.holds.get(id);
+      const at = now();
+      if (hold === undefined || hold.expiresAt <= at) return false;
+      hold.expiresAt = Math.max(hold.expiresAt, at + ttlMs);
+      return true;
     },
 
     async invalidate(account: string): Promise<void> {

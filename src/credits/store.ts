@@ -63,10 +63,13 @@ export interface HoldStoreFree {
  * (the store is down) fails the reservation: holds never fail open.
  *
  * The balance rules, the same in every store:
- * - a balance read from the service is taken as it is only when nothing happened to the ledger
- *   while it was read (`fence` unchanged); when a hold was settled meanwhile, the lower of the two
- *   is kept (the read may predate that debit); when the account was invalidated meanwhile, the
- *   lower is kept and the balance stays stale (the read may predate the top-up);
+ * - a balance read from the service is judged by what happened to the ledger since its `fence`:
+ *   the store counts the credits its settles debited, and takes the read minus what settles debited
+ *   since the fence, fresh (the read may predate those debits; when it does not, the balance is
+ *   only underestimated until the next read). The known balance from before is not kept: it may
+ *   predate a top-up, which the read shows. When the account was invalidated meanwhile (or the
+ *   store lost the ledger), the lower of the read and the known balance is kept and the balance
+ *   stays stale, to be read again;
  * - a debit's `remaining_balance` only lowers the known balance (`min`): answers arrive out of order,
  *   and a higher one may be older than the balance known; a top-up is seen by the next read.
  */
@@ -81,11 +84,19 @@ export interface HoldStore {
   setBalance(ledger: HoldLedger, balance: number, fence: string): Promise<void>;
   /**
    * Drops the hold `id` after its debit was answered (approved or refused), lowering the known
-   * balance to `remaining` when that is lower.
+   * balance to `remaining` when that is lower, and counts `debited` (what the debit took: 0 when it
+   * was refused) against the balance reads in flight (see the balance rules).
    */
-  settle(ledger: HoldLedger, id: string, remaining: number): Promise<HoldStoreFree>;
+  settle(ledger: HoldLedger, id: string, remaining: number, debited: number): Promise<HoldStoreFree>;
   /** Drops the hold `id` without a debit. */
   release(ledger: HoldLedger, id: string): Promise<HoldStoreFree>;
+  /**
+   * Makes the hold `id` count until at least `ttlMs` from now (the store's clock; it never
+   * shortens it). Resolves `true` when the hold was there and unexpired; `false` when it was not
+   * (settled, released or expired: an expired hold is not brought back, its credits may be held by
+   * another reservation already).
+   */
+  extend(ledger: HoldLedger, id: string, ttlMs: number): Promise<boolean>;
   /** Marks every balance of the account stale: the next reservation reads it from the service. */
   invalidate(account: string): Promise<void>;
 }

@@ -12,7 +12,8 @@ export interface CreditHoldsOptions {
   store?: HoldStore | undefined;
   /**
    * How long a hold counts when neither settled nor released (a crashed process's reservation comes
-   * back then), in ms; a reservation may give its own. Default 60 000.
+   * back then), in ms; a reservation may give its own. An action that may run longer keeps its hold
+   * with {@link CreditHold.extend}. Default 60 000.
    */
   ttlMs?: number | undefined;
   /**
@@ -84,6 +85,22 @@ export interface CreditHold {
   readonly meter_code: string;
   /** How many credits are held: the most {@link settle} may debit. */
   readonly quantity: number;
+  /** How long the hold counts from its reservation, in ms: what {@link extend} gives it again by default. */
+  readonly ttlMs: number;
+  /**
+   * Makes the hold count `ttlMs` more from now (default: its own {@link CreditHold.ttlMs}; never
+   * shorter than it already counts), in one atomic step of the store: for an action that may outlive
+   * its ttl (a long LLM stream), call it every third of the ttl or so while the action runs. A short
+   * ttl then still brings a crashed process's credits back fast.
+   *
+   * A hold that is no longer held is a result, not an exception: `{ extended: false, reason }`,
+   * `'settled'` or `'released'` (by this hold) or `'expired'` (its ttl passed first: it is not
+   * brought back, its credits may be another reservation's already; settling it may be refused).
+   *
+   * @throws {@link InvalidRequestError} for a bad `ttlMs` (an integer of ms, 1 to 2^31 − 1).
+   * @throws {@link StoreError} when the store failed: the hold keeps the expiry it had; call again.
+   */
+  extend(ttlMs?: number): Promise<HoldExtendResult>;
   /**
    * Debits `used` (an integer, 0 ≤ used ≤ `quantity`) under {@link event_key} and frees the hold;
    * 0 frees it without a debit (`debited: 0`, the balance as last known). Resolves with the
@@ -104,6 +121,19 @@ export interface CreditHold {
    */
   release(): Promise<void>;
 }
+
+/** What {@link CreditHold.extend} answers: switch on `extended`. */
+export type HoldExtendResult =
+  | {
+      /** The hold counts `ttlMs` more from now (by the store's clock). */
+      extended: true;
+    }
+  | {
+      /** Nothing changed: the hold is no longer held. */
+      extended: false;
+      /** `settled` or `released` through this hold (a settle under way counts), or `expired` before. */
+      reason: 'settled' | 'released' | 'expired';
+    };
 
 /** Counts of {@link CreditHolds.stats}, since the holds were made, in this process. */
 export interface CreditHoldStats {

@@ -1,4 +1,5 @@
 import { InvalidRequestError } from '../core/errors/index.js';
+import { holdClock } from '../credits/hold.js';
 import type { CreditHold } from '../credits/types.js';
 import { checkArgs, integer } from '../internal/checks.js';
 import type { GateHold } from './types.js';
@@ -7,15 +8,22 @@ import type { GateHold } from './types.js';
  * The hold of a route's `credits` need with `hold: true`, as the handler sees it: it says what it
  * used; the adapter settles that after a 2xx answer (the whole hold when it said nothing) and
  * releases it after any other answer or a throw.
+ *
+ * From its reservation until then, it extends the hold every third of its ttl: a handler or a
+ * streamed body that outlives the ttl keeps its credits (another reservation cannot get them),
+ * while the holds of a crashed process still come back after one ttl.
  */
 export class RouteHold implements GateHold {
   readonly credit: CreditHold;
   #used: number | undefined;
   /** Under `gate.check`: no adapter settles this hold, so `use` would be heard by nobody. */
   #leftToCaller = false;
+  /** Aborted on close: stops the keeper. */
+  readonly #closing = new AbortController();
 
   constructor(credit: CreditHold) {
     this.credit = credit;
+    void this.#keep();
   }
 
   get quantity(): number {
@@ -47,6 +55,31 @@ export class RouteHold implements GateHold {
 
   /** After the answer: settle what was used when it succeeded, else release. */
   close(succeeded: boolean): Promise<unknown> {
+    this.#closing.abort();
     return succeeded ? this.credit.settle(this.#used ?? this.credit.quantity) : this.credit.release();
+  }
+
+  /**
+   * Extends the hold every third of its ttl until it is closed or no longer held. A store that
+   * fails is tried again at the next beat (two beats remain before the hold would lapse). The
+   * wait is a background one: it never keeps the process alive.
+   */
+  async #keep(): Promise<void> {
+    const { ttlMs } = this.credit;
+    // The gate's holds may be another implementation of CreditHolds: without extend, nothing to keep.
+    if (typeof this.credit.extend !== 'function' || !(ttlMs >= 1)) return;
+    const clock = holdClock(this.credit);
+    const signal = this.#closing.signal;
+    const every = Math.max(1, Math.floor(ttlMs / 3));
+    const stopped = () => new Error('closed');
+    try {
+      for (;;) {
+        await clock.sleep(every, signal, stopped, true);
+        const r = await this.credit.extend().catch(() => undefined);
+        if (r?.extended === false || signal.aborted) return;
+      }
+    } catch {
+      // Closed while waiting: nothing more to keep.
+    }
   }
 }

@@ -26,8 +26,8 @@ export function holdTables(table: string): { ledgers: string; holds: string } {
 /**
  * The statements that make the store's tables when missing, one per element. `ledgers`: one row
  * per (account, product, meter), the balance as last known (`balance`, `read_at`, null: never read
- * or invalidated), `epoch` moved by each invalidation and `seq` by each settle (together the fence
- * of a balance read). `holds`: one row per unexpired (or not yet dropped) hold. The holds table is
+ * or invalidated), `epoch` moved by each invalidation and `debited` the credits its settles debited
+ * so far (together the fence of a balance read: a read is lowered by what was debited since). `holds`: one row per unexpired (or not yet dropped) hold. The holds table is
  * made last: when it exists, both do.
  */
 export function holdDdlStatements(schema: string, table: string): string[] {
@@ -40,7 +40,7 @@ export function holdDdlStatements(schema: string, table: string): string[] {
   balance bigint,
   read_at timestamptz,
   epoch bigint NOT NULL DEFAULT 0,
-  seq bigint NOT NULL DEFAULT 0,
+  debited bigint NOT NULL DEFAULT 0,
   PRIMARY KEY (account, product, meter)
 )`,
     `CREATE TABLE IF NOT EXISTS ${qualifiedName(schema, names.holds)} (

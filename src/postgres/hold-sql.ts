@@ -13,7 +13,7 @@ const KEY = 'account = $1::text AND product = $2::text AND meter = $3::text';
 const key = (l: HoldLedger): unknown[] => [l.account, l.product, l.meter];
 
 /**
- * A fence as `epoch:seq` parameters; anything else (not one this store gave) matches no ledger,
+ * A fence as `epoch:debited` parameters; anything else (not one this store gave) matches no ledger,
  * so its balance is kept only as a lower bound and stays stale, as memoryHoldStore does.
  */
 function fenceParams(fence: string): [string, string] {
@@ -53,7 +53,7 @@ ON CONFLICT (account, product, meter) DO UPDATE SET epoch = l.epoch WHERE false`
     reserve: (l: HoldLedger, id: string, quantity: number, ttlMs: number, balanceTtlMs: number) => ({
       text: `WITH clock AS (SELECT clock_timestamp() AS at),
 ledger AS (
-  SELECT l.balance, l.epoch, l.seq,
+  SELECT l.balance, l.epoch, l.debited,
     (l.balance IS NULL OR l.read_at IS NULL OR l.read_at + ${interval('$4')} <= c.at) AS stale
   FROM ${L} l, clock c WHERE ${KEY}
 ),
@@ -72,7 +72,7 @@ granted AS (
   DO UPDATE SET quantity = excluded.quantity, expires_at = excluded.expires_at
   RETURNING 1
 )
-SELECT ledger.stale, ledger.epoch::text || ':' || ledger.seq::text AS fence,
+SELECT ledger.stale, ledger.epoch::text || ':' || ledger.debited::text AS fence,
   (ledger.balance - held.held)::float8 AS available,
   EXISTS (SELECT 1 FROM granted) AS granted,
   (SELECT count(*) FROM expired)::int AS expired
@@ -80,38 +80,52 @@ FROM ledger, held`,
       params: [...key(l), ms(balanceTtlMs), id, quantity, ms(ttlMs)],
     }),
     /**
-     * Records a balance read after a reservation answered `stale` with `fence`: taken as it is when
-     * the fence is unchanged; else the lower of the two is kept, fresh when only settles came
-     * between (same epoch), stale after an invalidation. A missing row has the fence `0:0`.
+     * Records a balance read after a reservation answered `stale` with `fence`: when only settles
+     * came between (same epoch), the read less what they debited since the fence (it may predate
+     * them), fresh: never the balance known before, which may predate a top-up. After an
+     * invalidation the lower of the two is kept, stale. A missing row has the fence `0:0`.
      */
     setBalance: (l: HoldLedger, balance: number, fence: string) => ({
       text: `INSERT INTO ${L} AS l (account, product, meter, balance, read_at)
-VALUES ($1::text, $2::text, $3::text, $4::bigint, CASE WHEN $5::bigint = 0 THEN clock_timestamp() END)
+VALUES ($1::text, $2::text, $3::text, $4::bigint,
+  CASE WHEN $5::bigint = 0 AND $6::bigint = 0 THEN clock_timestamp() END)
 ON CONFLICT (account, product, meter) DO UPDATE SET
   balance = CASE
-    WHEN l.epoch = $5::bigint AND l.seq = $6::bigint OR l.balance IS NULL THEN $4::bigint
+    WHEN l.epoch = $5::bigint AND l.debited >= $6::bigint THEN $4::bigint - (l.debited - $6::bigint)
+    WHEN l.balance IS NULL THEN $4::bigint
     ELSE least(l.balance, $4::bigint) END,
-  read_at = CASE WHEN l.epoch = $5::bigint THEN clock_timestamp() ELSE l.read_at END`,
+  read_at = CASE WHEN l.epoch = $5::bigint AND l.debited >= $6::bigint THEN clock_timestamp() ELSE l.read_at END`,
       params: [...key(l), balance, ...fenceParams(fence)],
     }),
     /**
-     * The first statement of a settle's transaction: moves the ledger's `seq` (a balance read in
-     * flight is then taken only as a lower bound) and lowers its balance to `remaining`. It takes
+     * The first statement of a settle's transaction: adds what the debit took to the ledger's
+     * `debited` (a balance read in flight is then lowered by it) and lowers its balance to
+     * `remaining`. It takes
      * the ledger's lock before the hold's row is touched, the order a reservation takes them in,
      * so the two never wait on each other in a circle.
      */
-    settled: (l: HoldLedger, remaining: number) => ({
-      text: `INSERT INTO ${L} AS l (account, product, meter, seq) VALUES ($1::text, $2::text, $3::text, 1)
+    settled: (l: HoldLedger, remaining: number, debited: number) => ({
+      text: `INSERT INTO ${L} AS l (account, product, meter, debited) VALUES ($1::text, $2::text, $3::text, $5::bigint)
 ON CONFLICT (account, product, meter) DO UPDATE SET
-  seq = l.seq + 1,
+  debited = l.debited + $5::bigint,
   balance = CASE WHEN l.balance IS NULL THEN NULL ELSE least(l.balance, $4::bigint) END
 RETURNING balance::float8 AS balance`,
-      params: [...key(l), remaining],
+      params: [...key(l), remaining, debited],
     }),
     /** Drops the hold `id`; `live` when it was there and unexpired. */
     drop: (l: HoldLedger, id: string) => ({
       text: `DELETE FROM ${H} WHERE ${KEY} AND id = $4::text RETURNING expires_at > clock_timestamp() AS live`,
       params: [...key(l), id],
+    }),
+    /**
+     * The second statement of an extend's transaction, after {@link lock} (so a reservation summing
+     * the holds never reads the hold's old expiry while it is moved): makes the unexpired hold `id`
+     * count until at least `ttlMs` from now; a row when it was there unexpired.
+     */
+    extend: (l: HoldLedger, id: string, ttlMs: number) => ({
+      text: `UPDATE ${H} SET expires_at = greatest(expires_at, clock_timestamp() + ${interval('$5')})
+WHERE ${KEY} AND id = $4::text AND expires_at > clock_timestamp() RETURNING 1 AS extended`,
+      params: [...key(l), id, ms(ttlMs)],
     }),
     /**
      * Drops the hold `id` and reads the ledger's balance, in one statement. It locks only the

@@ -29,7 +29,8 @@ type Statement = { text: string; params: unknown[] };
  * A reservation is one transaction: it locks the ledger's row (reservations of one ledger take
  * turns; other ledgers never wait), then, in a statement of its own that sees every hold committed
  * before, drops the expired holds, sums the others and records the new one. Settles, releases,
- * balances and invalidations are one statement each (a settle, two in a transaction). Expiry and
+ * balances and invalidations are one statement each (a settle, two in a transaction; an extend,
+ * two in a transaction that takes the ledger's lock as a reservation does). Expiry and
  * balance age are timed by the database's clock, never the instances'. The tables, one row per
  * ledger and one per hold, are made under `schema` when missing, on first use (`postgresHoldDdl`
  * gives their SQL for migrations).
@@ -91,11 +92,11 @@ export function postgresHoldStore(db: unknown, options: PostgresHoldStoreOptions
         await rows(driver, sql.setBalance(ledger, balance, fence));
       }),
 
-    settle: (ledger, id, remaining) =>
+    settle: (ledger, id, remaining, debited) =>
       run('settle', () =>
         driver.transaction(async (tx): Promise<HoldStoreFree> => {
           // The ledger's lock first, then the hold's row: the order a reservation takes them in.
-          const [settled] = await rows<{ balance: unknown }>(tx, sql.settled(ledger, remaining));
+          const [settled] = await rows<{ balance: unknown }>(tx, sql.settled(ledger, remaining, debited));
           const [dropped] = await rows<{ live: unknown }>(tx, sql.drop(ledger, id));
           return { held: dropped?.live === true, balance: balanceOf(settled?.balance) };
         }),
@@ -106,6 +107,14 @@ export function postgresHoldStore(db: unknown, options: PostgresHoldStoreOptions
         const [row] = await rows<{ held: unknown; balance: unknown }>(driver, sql.release(ledger, id));
         return { held: row?.held === true, balance: balanceOf(row?.balance) };
       }),
+
+    extend: (ledger, id, ttlMs) =>
+      run('extend', () =>
+        driver.transaction(async (tx): Promise<boolean> => {
+          await rows(tx, sql.lock(ledger));
+          return (await rows(tx, sql.extend(ledger, id, ttlMs))).length === 1;
+        }),
+      ),
 
     invalidate: (account) =>
       run('invalidate', async () => {

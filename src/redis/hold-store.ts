@@ -5,7 +5,7 @@ import { isWellFormed } from '../util/well-formed.js';
 import { adaptClient, type RedisClient } from './adapt.js';
 import { evalScript, px, replyText, timerMs } from './client.js';
 import { keyPrefix, tagged } from './keys.js';
-import { INVALIDATE, RELEASE, RESERVE, SET_BALANCE, SETTLE } from './lua/holds.js';
+import { EXTEND, INVALIDATE, RELEASE, RESERVE, SET_BALANCE, SETTLE } from './lua/holds.js';
 import { storeFailure, unexpectedReply } from './store-errors.js';
 
 /** Options of {@link redisHoldStore}. */
@@ -59,7 +59,7 @@ function ledgerArgs(ledger: unknown): [string, Rule[], unknown][] {
  * clock alone (TIME), so hosts whose clocks disagree still agree on when a hold lapses.
  *
  * Keys: one hash per account (`<prefix>{<account>}:a`: per ledger its balance, when it was read,
- * its settles; the account's invalidation epoch) and one hash of holds per ledger
+ * what its settles debited; the account's invalidation epoch) and one hash of holds per ledger
  * (`<prefix>{<account>}:h:<ledger>`). A step reads only its own ledger's holds, and `invalidate`
  * moves the epoch alone, whatever the account's ledgers. Each write makes the account's keys live
  * at least a day (plus the hold's ttl), so an abandoned account goes away.
@@ -167,20 +167,29 @@ export function redisHoldStore(client: RedisClient, options: RedisHoldStoreOptio
       await run('setBalance', SET_BALANCE, [keys[0]], [ledger, balance, fence, KEEP_MS]);
     },
 
-    async settle(l, id, remaining) {
+    async settle(l, id, remaining, debited) {
       checkArgs(`${OPERATION}.settle`, [
         ...ledgerArgs(l),
         ['id', [name], id],
         ['remaining', [balanceRule], remaining],
+        ['debited', [integer(0)], debited],
       ]);
       const { keys, ledger } = keysOf(l);
-      return freed('settle', await run('settle', SETTLE, keys, [ledger, id, remaining, KEEP_MS]));
+      return freed('settle', await run('settle', SETTLE, keys, [ledger, id, remaining, KEEP_MS, debited]));
     },
 
     async release(l, id) {
       checkArgs(`${OPERATION}.release`, [...ledgerArgs(l), ['id', [name], id]]);
       const { keys, ledger } = keysOf(l);
       return freed('release', await run('release', RELEASE, keys, [ledger, id]));
+    },
+
+    async extend(l, id, ttlMs) {
+      checkArgs(`${OPERATION}.extend`, [...ledgerArgs(l), ['id', [name], id], ['ttlMs', [timerMs], ttlMs]]);
+      const { keys, ledger } = keysOf(l);
+      const reply = await run('extend', EXTEND, keys, [ledger, id, px(ttlMs), KEEP_MS]);
+      if (reply !== 0 && reply !== 1) throw unexpectedReply(`${OPERATION}.extend`, reply);
+      return reply === 1;
     },
 
     async invalidate(account) {

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from './timers.js';
+import { MAX_TIMER_MS, unref } from './timers.js';
 
 /**
  * Time as the retry loop sees it. Tests swap it (see {@link withTestClock}) to record the waits the
@@ -7,8 +7,16 @@ import { MAX_TIMER_MS } from './timers.js';
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
-  /** Resolves after `ms`; rejects with `onAbort()`'s error as soon as `signal` aborts. */
-  sleep(ms: number, signal: AbortSignal | undefined, onAbort: () => Error): Promise<void>;
+  /**
+   * Resolves after `ms`; rejects with `onAbort()`'s error as soon as `signal` aborts. A
+   * `background` wait (a keeper's beat, not a request's retry) never keeps the process alive.
+   */
+  sleep(
+    ms: number,
+    signal: AbortSignal | undefined,
+    onAbort: () => Error,
+    background?: boolean,
+  ): Promise<void>;
 }
 
 /**
@@ -18,7 +26,7 @@ export interface Clock {
  */
 export const realClock: Clock = {
   now: () => Date.now(),
-  sleep(ms, signal, onAbort) {
+  sleep(ms, signal, onAbort, background) {
     if (signal?.aborted) return Promise.reject(onAbort());
     if (!(ms > 0)) return Promise.resolve();
     return new Promise((resolve, reject) => {
@@ -37,6 +45,7 @@ export const realClock: Clock = {
         const chunk = Math.min(left, MAX_TIMER_MS);
         left -= chunk;
         timer = setTimeout(step, chunk);
+        if (background) unref(timer);
       };
       signal?.addEventListener('abort', abort, { once: true });
       step();
@@ -46,9 +55,9 @@ export const realClock: Clock = {
 
 /**
  * The test seam, and the only place it is read. The SDK's own tests replace the clock of a client,
- * an access cache or a usage tracker by passing their options through {@link withTestClock}; those
- * three read it with {@link clockOf} (in `resolveOptions`, `createAccessCache` and
- * `resolveTrackerOptions`). The key is this module's own symbol, not a public option: `check()`
+ * an access cache, a usage tracker or credit holds by passing their options through
+ * {@link withTestClock}; those four read it with {@link clockOf} (in `resolveOptions`,
+ * `createAccessCache`, `resolveTrackerOptions` and `createCreditHolds`). The key is this module's own symbol, not a public option: `check()`
  * does not see it (it lists string keys only) and `withOptions` keeps it (a spread copies it).
  */
 const TEST_CLOCK: unique symbol = Symbol('billing-sdk test clock');

@@ -7,6 +7,11 @@ export interface HoldStoreSubject {
   store: HoldStore;
   /** Lets `ms` pass (a fake clock moves; for Redis and PostgreSQL, real time passes). */
   advance(ms: number): Promise<void>;
+  /**
+   * Another instance of the store on the same data (its own connection), as a second process of
+   * the service would have it; `store` itself where there is no other (memory).
+   */
+  other?: HoldStore;
 }
 
 /** Long enough that a loaded machine still sees a hold or a balance as fresh; short enough to wait out. */
@@ -94,10 +99,10 @@ export function holdStoreContract(name: string, subject: () => Promise<HoldStore
       const b = hold(30);
       await store.reserve(ledger, a, LONG);
       await store.reserve(ledger, b, LONG);
-      expect(await store.settle(ledger, a.id, 80)).toEqual({ held: true, balance: 80 });
+      expect(await store.settle(ledger, a.id, 80, 20)).toEqual({ held: true, balance: 80 });
       // An answer that arrives late (from before a's debit) does not raise it again.
-      expect(await store.settle(ledger, b.id, 90)).toEqual({ held: true, balance: 80 });
-      expect(await store.settle(ledger, b.id, 70)).toEqual({ held: false, balance: 70 });
+      expect(await store.settle(ledger, b.id, 90, 10)).toEqual({ held: true, balance: 80 });
+      expect(await store.settle(ledger, b.id, 70, 10)).toEqual({ held: false, balance: 70 });
       expect(counted(await store.reserve(ledger, hold(71), LONG)).status).toBe('refused');
       expect(counted(await store.reserve(ledger, hold(70), LONG))).toEqual({
         status: 'granted',
@@ -137,14 +142,14 @@ export function holdStoreContract(name: string, subject: () => Promise<HoldStore
       });
     });
 
-    it('a settle while the balance was read: the lower of the two is kept, and fresh', async () => {
+    it('a settle while the balance was read: the read less what it debited, fresh', async () => {
       const { store, advance } = await subject();
       const ledger = await funded(store, 100);
       const a = hold(10);
       await store.reserve(ledger, a, LONG);
       await advance(SHORT + 100);
       const r = stale(await store.reserve(ledger, hold(1), SHORT));
-      await store.settle(ledger, a.id, 90); // the debit lands while the read (from before it) is in flight
+      await store.settle(ledger, a.id, 90, 10); // the debit lands while the read (from before it) is in flight
       await store.setBalance(ledger, 100, r.fence);
       expect(counted(await store.reserve(ledger, hold(91), LONG)).status).toBe('refused');
       expect(counted(await store.reserve(ledger, hold(90), LONG))).toEqual({
@@ -152,6 +157,87 @@ export function holdStoreContract(name: string, subject: () => Promise<HoldStore
         available: 0,
         expired: 0,
       });
+    });
+
+    it('a top-up read while another instance settles: the read less the debit is fresh, never the balance from before the top-up', async () => {
+      const { store, other = store } = await subject();
+      const ledger = await funded(store, 100);
+      const a = hold(50);
+      await store.reserve(ledger, a, LONG);
+      // The customer tops up to 1 100; the webhook invalidates; a reservation of 500 reads the
+      // balance (1 100, read before the settle's debit) while the other instance settles its 50.
+      await store.invalidate(ledger.account);
+      const r = stale(await store.reserve(ledger, hold(500), LONG));
+      expect(await other.settle(ledger, a.id, 1_050, 50)).toEqual({ held: true, balance: 100 });
+      await store.setBalance(ledger, 1_100, r.fence);
+      expect(counted(await store.reserve(ledger, hold(500), LONG))).toEqual({
+        status: 'granted',
+        available: 550,
+        expired: 0,
+      });
+      expect(counted(await other.reserve(ledger, hold(551), LONG)).status).toBe('refused');
+      expect(counted(await other.reserve(ledger, hold(550), LONG)).status).toBe('granted');
+    });
+
+    it('a read that already saw the settle’s debit is lowered by it too: underestimated until the next read, never over', async () => {
+      const { store, other = store } = await subject();
+      const ledger = await funded(store, 100);
+      const a = hold(30);
+      await store.reserve(ledger, a, LONG);
+      await store.invalidate(ledger.account);
+      const r = stale(await store.reserve(ledger, hold(1), LONG));
+      await other.settle(ledger, a.id, 70, 30);
+      await store.setBalance(ledger, 70, r.fence); // read after the debit
+      expect(counted(await other.reserve(ledger, hold(41), LONG)).status).toBe('refused');
+      expect(counted(await other.reserve(ledger, hold(40), LONG)).status).toBe('granted');
+    });
+
+    it('settles overlapping every read (no webhook): each read, less what was debited during it, is fresh: a top-up is seen', async () => {
+      const { store, advance, other = store } = await subject();
+      const ledger = await funded(store, 100);
+      let service = 100;
+      for (const round of [1, 2]) {
+        const a = hold(1);
+        expect(counted(await other.reserve(ledger, a, LONG)).status).toBe('granted');
+        if (round === 1) service += 1_000; // a top-up the store does not know of
+        await advance(SHORT + 100); // the balance grows stale
+        const r = stale(await store.reserve(ledger, hold(500), SHORT));
+        service -= 1;
+        await other.settle(ledger, a.id, service, 1);
+        await store.setBalance(ledger, service + 1, r.fence); // read before the debit
+        const big = hold(500);
+        expect(counted(await store.reserve(ledger, big, SHORT))).toEqual({
+          status: 'granted',
+          available: service - 500,
+          expired: 0,
+        });
+        await store.release(ledger, big.id);
+      }
+    });
+
+    it('extend: an unexpired hold counts ttlMs more from now (never less); an expired, released or unknown one is left as it is', async () => {
+      const { store, advance, other = store } = await subject();
+      const ledger = await funded(store, 30);
+      const kept = hold(10, SHORT);
+      const lapsed = hold(10, SHORT);
+      const long = hold(10, LONG);
+      for (const h of [kept, lapsed, long])
+        expect(counted(await store.reserve(ledger, h, LONG)).status).toBe('granted');
+      expect(await other.extend(ledger, kept.id, LONG)).toBe(true);
+      expect(await store.extend(ledger, long.id, 1)).toBe(true); // never shortened
+      await advance(SHORT + 100);
+      expect(await other.extend(ledger, lapsed.id, LONG)).toBe(false); // expired: not brought back
+      expect(counted(await store.reserve(ledger, hold(10), LONG))).toEqual({
+        status: 'granted',
+        available: 0,
+        expired: 1,
+      });
+      expect(counted(await store.reserve(ledger, hold(1), LONG)).status).toBe('refused');
+      expect(await store.release(ledger, kept.id)).toEqual({ held: true, balance: 30 });
+      expect(await store.extend(ledger, kept.id, LONG)).toBe(false);
+      expect(await store.extend(ledger, 'no-such-hold', LONG)).toBe(false);
+      expect(await store.settle(ledger, long.id, 20, 10)).toEqual({ held: true, balance: 20 });
+      expect(await other.extend(ledger, long.id, LONG)).toBe(false);
     });
 
     it('an invalidation while the balance was read: the balance stays stale, to be read again', async () => {
@@ -239,7 +325,10 @@ export function holdStoreContract(name: string, subject: () => Promise<HoldStore
                 expect(await store.release(ledger, id)).toEqual({ held: true, balance });
               } else {
                 balance -= Math.min(s.used, quantity);
-                expect(await store.settle(ledger, id, balance)).toEqual({ held: true, balance });
+                expect(await store.settle(ledger, id, balance, Math.min(s.used, quantity))).toEqual({
+                  held: true,
+                  balance,
+                });
               }
             }
           },

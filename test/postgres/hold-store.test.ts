@@ -31,10 +31,14 @@ for (const kind of DRIVERS) {
   // One store per driver, shared by its tests (each uses ledgers of its own): the first test makes
   // the tables, the others find them.
   let store: ReturnType<typeof postgresHoldStore> | undefined;
+  let other: ReturnType<typeof postgresHoldStore> | undefined;
   const table = uniqueTable('holds');
+  // Another instance of the service on the same tables, through the next driver.
+  const otherKind = DRIVERS[(DRIVERS.indexOf(kind) + 1) % DRIVERS.length]!;
   holdStoreContract(`postgresHoldStore (${kind})`, async () => {
     store ??= postgresHoldStore((await handle(kind)).db, { table });
-    return { store, advance: sleep };
+    other ??= postgresHoldStore((await handle(otherKind)).db, { table });
+    return { store, other, advance: sleep };
   });
 }
 
@@ -137,7 +141,7 @@ describe('postgresHoldStore in Postgres', () => {
     // the same rows: the locks are taken in one order, so none waits on another in a circle (a
     // deadlock would reject one with a StoreError).
     const steps = await Promise.all([
-      ...short.map((h, i) => (i % 2 ? store.settle(ledger, h.id, 1_000) : store.release(ledger, h.id))),
+      ...short.map((h, i) => (i % 2 ? store.settle(ledger, h.id, 1_000, 1) : store.release(ledger, h.id))),
       ...Array.from({ length: 20 }, () => store.reserve(ledger, hold(10), 60_000)),
       store.invalidate(ledger.account),
     ]);
@@ -206,8 +210,9 @@ describe('postgresHoldStore when Postgres fails: StoreError, never a grant', () 
         const calls: [string, () => Promise<unknown>][] = [
           ['reserve', () => store.reserve(ledger, hold(1), 60_000)],
           ['setBalance', () => store.setBalance(ledger, 100, r.fence)],
-          ['settle', () => store.settle(ledger, h.id, 90)],
+          ['settle', () => store.settle(ledger, h.id, 90, 10)],
           ['release', () => store.release(ledger, h.id)],
+          ['extend', () => store.extend(ledger, h.id, 1_000)],
           ['invalidate', () => store.invalidate(ledger.account)],
         ];
         for (const [step, call] of calls) {

@@ -16,16 +16,19 @@ import { KINDS } from './targets.js';
 const server = useRedisServer();
 const ref = useCluster();
 const clients = new Map<string, AnyClient>();
+/** A second connection per kind: another instance of the service on the same Redis. */
+const others = new Map<string, AnyClient>();
 beforeAll(async () => {
   for (const kind of KINDS) {
     const nodes = kind.endsWith('-cluster')
       ? ref.cluster.rootNodes
       : [{ host: '127.0.0.1', port: server.server.port }];
     clients.set(kind, await connectAny(kind, nodes));
+    others.set(kind, await connectAny(kind, nodes));
   }
 }, 30_000);
 afterAll(async () => {
-  await Promise.all([...clients.values()].map((c) => c.close()));
+  await Promise.all([...clients.values(), ...others.values()].map((c) => c.close()));
 });
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -45,14 +48,15 @@ function counting(client: RedisClient) {
 }
 
 for (const kind of KINDS) {
-  holdStoreContract(`redisHoldStore on ${kind}`, async () => ({
-    store: redisHoldStore(clients.get(kind)!.client as RedisClient, {
-      prefix: uniquePrefix('holds'),
-      // A loaded machine (a cluster of six nodes on two cores) may answer slowly; no test here times Redis.
-      timeoutMs: 5_000,
-    }),
-    advance: sleep,
-  }));
+  holdStoreContract(`redisHoldStore on ${kind}`, async () => {
+    // A loaded machine (a cluster of six nodes on two cores) may answer slowly; no test here times Redis.
+    const options = { prefix: uniquePrefix('holds'), timeoutMs: 5_000 };
+    return {
+      store: redisHoldStore(clients.get(kind)!.client as RedisClient, options),
+      other: redisHoldStore(others.get(kind)!.client as RedisClient, options),
+      advance: sleep,
+    };
+  });
 }
 
 describe('redisHoldStore: options and arguments', () => {
@@ -91,8 +95,11 @@ describe('redisHoldStore: options and arguments', () => {
       store.reserve(ledger, hold(1), 0),
       store.setBalance(ledger, 1.5, '0:0'),
       store.setBalance(ledger, 10, 42 as never),
-      store.settle(ledger, 'id', Number.MAX_SAFE_INTEGER + 2),
+      store.settle(ledger, 'id', Number.MAX_SAFE_INTEGER + 2, 1),
+      store.settle(ledger, 'id', 5, -1),
       store.release({ ...ledger, meter: 7 } as never, 'id'),
+      store.extend(ledger, 'id', 0),
+      store.extend(ledger, '\uD800', 1_000),
       store.invalidate(undefined as never),
     ];
     for (const call of calls) await expect(call).rejects.toBeInstanceOf(InvalidRequestError);
@@ -154,8 +161,9 @@ describe('redisHoldStore failures are typed: a StoreError, so a reservation neve
         [
           store.reserve(ledger, hold(1), 60_000),
           store.setBalance(ledger, 10, 'x:0:0'),
-          store.settle(ledger, 'id', 5),
+          store.settle(ledger, 'id', 5, 1),
           store.release(ledger, 'id'),
+          store.extend(ledger, 'id', 1_000),
           store.invalidate(ledger.account),
         ].map((call) =>
           call.then(
@@ -166,6 +174,7 @@ describe('redisHoldStore failures are typed: a StoreError, so a reservation neve
       );
       for (const error of errors) expect(error).toBeInstanceOf(StoreError);
       expect(errors.map(codeOf)).toEqual([
+        'unavailable',
         'unavailable',
         'unavailable',
         'unavailable',
@@ -217,8 +226,9 @@ describe('redisHoldStore failures are typed: a StoreError, so a reservation neve
     const ledger = freshLedger();
     for (const call of [
       store.reserve(ledger, hold(1), 60_000),
-      store.settle(ledger, 'id', 5),
+      store.settle(ledger, 'id', 5, 1),
       store.release(ledger, 'id'),
+      store.extend(ledger, 'id', 1_000),
     ]) {
       const error = await call.catch((e: unknown) => e);
       expect(codeOf(error)).toBe('unexpected_reply');
