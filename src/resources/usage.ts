@@ -246,7 +246,7 @@ export class Usage extends APIResource {
     const issues = events.flatMap((event, i) => {
       const given: unknown = isPlainObject(event) ? event.event_key : undefined;
       const problem = given === undefined ? undefined : text(given);
-      return problem ? [{ field: `events[${i}].event_key`, message: problem }] : [];
+      return typeof problem === 'string' ? [{ field: `events[${i}].event_key`, message: problem }] : [];
     });
     if (issues.length > 0) throw new InvalidRequestError('usage.recordMany', issues);
     // Keys first: the caller learns every key from the results, sent or not.
