@@ -1,4 +1,5 @@
 import { type APIResponseInfo, responseInfo, type WithResponse } from '../core/api-promise.js';
+import { cooldownWindow } from '../core/cooldown.js';
 import type { RequestTrace } from '../core/diagnostics.js';
 import {
   APIConnectionError,
@@ -243,7 +244,8 @@ export class ApiCore {
       if (error instanceof RateLimitError) retryAfterMs = error.retryAfterMs;
       throw error;
     } finally {
-      await grant.release(clock.now(), retryAfterMs);
+      // Capped here too, so a cooldown of the app's own making never locks the client out for years.
+      await grant.release(clock.now(), retryAfterMs === undefined ? undefined : cooldownWindow(retryAfterMs));
     }
   }
 
