@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BillingClient, InvalidRequestError } from '../../src/index.js';
-import { caught, clientFor, memoryLogger, serveNode, useMockServer } from '../helpers.js';
+import { caught, clientFor, memoryLogger, recordTraces, serveNode, useMockServer } from '../helpers.js';
 
 const mock = useMockServer();
 
@@ -160,6 +160,7 @@ describe('an answer that echoes the key, or the query, never puts it in an error
       });
       const key = `${secret}+/=`;
       const email = 'ada@example.com';
+      const traces = recordTraces();
       const errors = [
         await caught(() => billing.invoices.list({ email })),
         await caught(() => billing.transactions.list({ account_ref_id: 'acct_1' })),
@@ -188,6 +189,12 @@ describe('an answer that echoes the key, or the query, never puts it in an error
       expect(moved.message).toContain('redirecting to https://elsewhere.example/api/invoices/');
       expect(logger.lines.length).toBeGreaterThan(2);
       for (const line of logger.lines) for (const bad of forbidden) expect(line).not.toContain(bad);
+      traces.stop();
+      expect(traces.events.length).toBeGreaterThan(6);
+      for (const { context } of traces.events) {
+        const text = inspect(context, { depth: 10, showHidden: true });
+        for (const bad of forbidden) expect(text).not.toContain(bad);
+      }
     },
   );
 });
