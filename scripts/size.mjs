@@ -24,17 +24,24 @@ const apps = [
   // channels, contexts, route templates and guarded publishes) is on every call's path (a tracer
   // subscribes by name at any time, so it cannot be left out of a bundle that makes calls), and
   // every constructor refuses options that are not a plain object (~0.1 KB).
-  { name: 'BillingClient + invoices.list', entry: 'client-app.js', budget: 26_400, skip: /jose-sign/ },
-  { name: 'signHostedLink only', entry: 'sign-app.js', budget: 6_000, skip: undefined },
+  // 27.7 KB since issues 47, 49 and 51 (26,444 -> 27,683 B): Retry-After read strictly as RFC 9110
+  // has it (the three HTTP-date forms, ~0.5 KB), every configured secret scrubbed from every part of
+  // an answer and Location without its query (~0.3 KB), the page envelope and unusable-answer checks
+  // and the short-list PaginationError (~0.4 KB): correctness and privacy every client needs.
+  { name: 'BillingClient + invoices.list', entry: 'client-app.js', budget: 27_700, skip: /jose-sign/ },
+  // 6.1 KB since issue 51 (5,961 -> 6,037 B): only http(s) links are signed; appUrl joined with the URL API.
+  { name: 'signHostedLink only', entry: 'sign-app.js', budget: 6_100, skip: undefined },
   // The access cache is a standalone function: the client app above does not grow. What it adds
   // here is lru-cache (~5.9 KB gzip) and the cache itself.
   // 34.5 KB since issue 21: tracing, and the cache's lazy lru-cache (Node's import no longer loads it).
   // 34.6 KB since issues 26 and 28 (34,429 → 34,547 B), for a synchronous fresh-answer read (removed
   // in issue 34: 34,464 B now) and the warm-up of the request path on a shared store (+21 B).
-  { name: 'BillingClient + access cache', entry: 'access-app.js', budget: 34_600, skip: /jose-sign/ },
+  // 35.8 KB since issues 47, 49 and 51: the client's own growth (see above), nothing of the cache's.
+  { name: 'BillingClient + access cache', entry: 'access-app.js', budget: 35_800, skip: /jose-sign/ },
   // Credit holds are a standalone function too: the client app above does not grow. What they add
   // here is the holds, the hold and the memory store, ~2.1 KB (28,475 B at issue 37).
-  { name: 'BillingClient + credit holds', entry: 'holds-app.js', budget: 28_600, skip: /jose-sign/ },
+  // 29.8 KB since issues 47, 49 and 51: the client's own growth (see above), nothing of the holds'.
+  { name: 'BillingClient + credit holds', entry: 'holds-app.js', budget: 29_800, skip: /jose-sign/ },
 ];
 
 export async function measure() {

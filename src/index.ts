@@ -16,7 +16,7 @@ export type { AccessCacheOptions } from './access/options.js';
 export type { AccessStore, AccessStoreRead, SharedAccessAnswer } from './access/store.js';
 export { BillingClient } from './client.js';
 export { APIPromise, type APIResponseInfo, type WithResponse } from './core/api-promise.js';
-export { type Cooldown, type CooldownGrant, memoryCooldown } from './core/cooldown.js';
+export { type Cooldown, type CooldownGrant, MAX_COOLDOWN_MS, memoryCooldown } from './core/cooldown.js';
 export type {
   AccessEvent,
   AttemptTrace,

@@ -79,6 +79,20 @@ export class Page<T> {
   }
 
   /**
+   * Throws {@link PaginationError} when this last page of a walk ends it short of `count`: an empty
+   * page while `next` says there is more, or `next: null` before `count` items were seen. A list
+   * that ends short in silence would read as complete (an invoice missing from a total).
+   */
+  #endsWhole(): void {
+    const seen = this.#before + this.results.length;
+    if (seen >= this.count) return;
+    const why = this.results.length === 0 ? 'was empty' : 'said there was no next page';
+    throw new PaginationError(
+      `the list ended after ${seen} of ${this.count} items (page ${this.page} ${why}); stopped rather than return a short list`,
+    );
+  }
+
+  /**
    * The pages after this one, in order, with up to `concurrency` requested ahead of the consumer.
    * Page numbers are known from `count` and this page's size, so requests need not wait for one
    * another; the next request is sent only as the consumer takes a page, and when it stops early
@@ -108,6 +122,7 @@ export class Page<T> {
         page = page.#follow((await (ahead.shift() as Promise<WithResponse<PageEnvelope<T>>>)).data);
         yield page;
       }
+      page.#endsWhole();
     } finally {
       stop.abort();
     }
@@ -190,7 +205,11 @@ export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
     return this.#firstPage().finally(onfinally);
   }
 
-  /** Every page in order, starting with the first. Holds one page at a time. */
+  /**
+   * Every page in order, starting with the first. Holds one page at a time. A list that ends before
+   * `count` items were seen (an empty page, or `next: null`, too early) throws
+   * {@link PaginationError} saying how many of how many were seen.
+   */
   async *pages(options: WalkOptions = {}): AsyncGenerator<Page<T>, void, undefined> {
     const concurrency = concurrencyOf(options);
     let first: Page<T> | undefined = await this.#firstPage();

@@ -17,27 +17,34 @@ import {
   UnprocessableEntityError,
 } from '../core/errors/index.js';
 import type { WireResponse } from '../platform/engine.js';
+import { plainHeaders, scrubValue } from '../util/redact.js';
 
 /** What one attempt produced: a 2xx, or a non-2xx that the endpoint calls a result. */
 export interface Exchange {
   status: number;
-  headers: Headers;
+  /** As kept (`plainHeaders`): no credentials, no URL query, no secret. */
+  headers: Record<string, string>;
   body: unknown;
 }
 
 /**
  * A 2xx, or a non-2xx the endpoint calls a result (`isResult`), is the exchange; anything else
- * (3xx included: redirects are never followed) becomes the error of its status.
+ * (3xx included: redirects are never followed) becomes the error of its status. The one place an
+ * answer becomes what the caller keeps: its headers are kept as `plainHeaders` has them (no
+ * credential, no URL query, `secrets` redacted), and an error's body has `secrets` redacted too,
+ * before the message (and so the stack) is built from them.
  */
 export function classify(
   answer: WireResponse,
   isResult: ((status: number, body: unknown) => boolean) | undefined,
   context: RequestContext,
+  secrets: readonly string[] = [],
 ): Exchange {
-  const { status, headers } = answer;
+  const { status } = answer;
+  const headers = plainHeaders(answer.headers, secrets);
   const body = parseBody(answer.text);
   if ((status >= 200 && status < 300) || isResult?.(status, body)) return { status, headers, body };
-  throw errorForStatus(status, headers, body, context);
+  throw errorForStatus(status, headers, scrubValue(body, secrets), context);
 }
 
 type APIErrorClass = new (

@@ -1,4 +1,5 @@
 import { type APIResponseInfo, responseInfo, type WithResponse } from '../core/api-promise.js';
+import { cooldownWindow } from '../core/cooldown.js';
 import type { RequestTrace } from '../core/diagnostics.js';
 import {
   APIConnectionError,
@@ -8,13 +9,14 @@ import {
   RateLimitError,
   type RequestContext,
   ResponseTooLargeError,
+  ResponseValidationError,
 } from '../core/errors/index.js';
 import { createLogger, type SdkLogger } from '../core/logger.js';
 import { loadFirstPage, type PageEnvelope, PagePromise } from '../core/pagination.js';
 import type { WireResponse } from '../platform/engine.js';
 import { BodyTooLarge } from '../platform/engine.js';
 import { defaultEngine, loadPRetry, userAgent } from '../platform/server.js';
-import { requestIdOf, scrubCause } from '../util/redact.js';
+import { plainHeaders, requestIdOf, scrubCause, scrubValue, secretsOf } from '../util/redact.js';
 import { anySignal, untilSignal } from '../util/signals.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { check } from './checks.js';
@@ -60,7 +62,7 @@ export class ApiCore {
   readonly #baseHeaders: Record<string, string>;
   readonly #defaultHeaders: Record<string, string>;
   readonly #authHeaders: Record<string, string>;
-  /** Strings that must never appear in a log line or an error's cause. */
+  /** Strings that must never appear in a log line or any part of an error: the key, and credentials in `headers`. */
   readonly #secrets: readonly string[];
   /** Logger that scrubs the API key from every line and never throws. */
   readonly logger: SdkLogger;
@@ -69,7 +71,7 @@ export class ApiCore {
     const { apiKey, ...rest } = options;
     this.#options = rest;
     this.#transport = new Transport(options.fetch, defaultEngine(options.dispatcher));
-    this.#secrets = [apiKey];
+    this.#secrets = secretsOf(apiKey, lowerKeys(options.headers));
     this.logger = createLogger(options.logger, options.logLevel, this.#secrets);
     this.#authHeaders =
       options.authHeader === 'x-api-key' ? { 'x-api-key': apiKey } : { authorization: `Bearer ${apiKey}` };
@@ -107,13 +109,38 @@ export class ApiCore {
       const load = async (page: number, stop?: AbortSignal) => {
         const caller = call.options.signal;
         const signal = caller && stop ? anySignal([caller, stop]) : (caller ?? stop);
-        if (page === start) return this.#send({ ...call, options: { ...call.options, signal } });
+        if (page === start)
+          return this.#page(this.#send({ ...call, options: { ...call.options, signal } }), call);
         const built = { ...call.built, query: { ...query, page } };
         const url = this.#options.baseUrl + call.path + queryString(built.query);
-        return this.#send({ ...call, built, url, options: { ...call.options, signal } });
+        return this.#page(this.#send({ ...call, built, url, options: { ...call.options, signal } }), call);
       };
       return loadFirstPage(load, start, pageSize);
     });
+  }
+
+  /**
+   * A page's answer, once it is one a walk can use (`results` an array, `count` a number): with
+   * `validation: 'warn'` or `'off'`, `results: null` would be a bare `TypeError` in the caller's
+   * `for await`; it is a {@link ResponseValidationError} instead.
+   */
+  async #page<T>(
+    sent: Promise<WithResponse<PageEnvelope<T>>>,
+    call: { context: RequestContext },
+  ): Promise<WithResponse<PageEnvelope<T>>> {
+    const answer = await sent;
+    const { data } = answer as { data: unknown };
+    const envelope = data as { count?: unknown; results?: unknown } | null;
+    if (typeof envelope !== 'object' || envelope === null) {
+      throw unusable(call.context, [], 'expected a page { count, results }', scrubValue(data, this.#secrets));
+    }
+    if (!Array.isArray(envelope.results)) {
+      throw unusable(call.context, ['results'], 'expected an array', scrubValue(data, this.#secrets));
+    }
+    if (typeof envelope.count !== 'number' || !(envelope.count >= 0)) {
+      throw unusable(call.context, ['count'], 'expected a number >= 0', scrubValue(data, this.#secrets));
+    }
+    return answer;
   }
 
   /** Checks options and parameters, builds path, query, headers and body. Throws {@link InvalidRequestError}. */
@@ -201,15 +228,34 @@ export class ApiCore {
           onFailedAttempt: ({ error, attemptNumber }) => beforeRetry(error, attemptNumber + 1),
         });
       }
-      const body = exchange.body === undefined && endpoint.allowEmpty ? null : exchange.body;
-      const data = validate(endpoint.schema, body, this.#options.validation, context, this.logger);
-      const result = endpoint.transform ? endpoint.transform(data, call.built) : (data as unknown as T);
-      return { data: result, response: responseInfo(exchange.status, exchange.headers) };
+      return {
+        data: this.#usable(call, exchange),
+        response: responseInfo(exchange.status, exchange.headers),
+      };
     } catch (thrown) {
       const error = this.#finalError(thrown, call, attempts, clock.now() - started);
       const recovered = endpoint.recover?.(error);
       if (recovered !== undefined) return { data: recovered, response: responseOf(error) };
       throw error;
+    }
+  }
+
+  /**
+   * The result of an answer that came: validated and transformed. With `validation: 'warn'` or
+   * `'off'` a malformed body can still break the transform (`42` for an object); that is a
+   * {@link ResponseValidationError} like strict mode's, never a connection error (the answer came)
+   * nor a bare `TypeError`, and it is never retried: it happens after the retry loop.
+   */
+  #usable<P, R, T, B extends BuiltRequest>(call: Call<P, R, T, B>, exchange: Exchange): T {
+    const { endpoint, context } = call;
+    const body = exchange.body === undefined && endpoint.allowEmpty ? null : exchange.body;
+    const { validation } = this.#options;
+    try {
+      const data = validate(endpoint.schema, body, validation, context, this.logger, this.#secrets);
+      return endpoint.transform ? endpoint.transform(data, call.built) : (data as unknown as T);
+    } catch (error) {
+      if (error instanceof BillingError) throw error;
+      throw unusable(context, [], error, scrubValue(body, this.#secrets));
     }
   }
 
@@ -243,7 +289,8 @@ export class ApiCore {
       if (error instanceof RateLimitError) retryAfterMs = error.retryAfterMs;
       throw error;
     } finally {
-      await grant.release(clock.now(), retryAfterMs);
+      // Capped here too, so a cooldown of the app's own making never locks the client out for years.
+      await grant.release(clock.now(), retryAfterMs === undefined ? undefined : cooldownWindow(retryAfterMs));
     }
   }
 
@@ -284,7 +331,7 @@ export class ApiCore {
           context,
           cause.answer?.status ?? 0,
           this.#options.maxResponseBytes,
-          requestIdOf(cause.answer?.headers),
+          requestIdOf(cause.answer && plainHeaders(cause.answer.headers, this.#secrets)),
         );
       }
       if (signal?.aborted) throw new APIUserAbortError(context, { cause: signal.reason });
@@ -294,7 +341,7 @@ export class ApiCore {
       clearTimeout(timer);
       signal?.removeEventListener('abort', forwardAbort);
     }
-    return classify(answer, call.endpoint.isResult, context);
+    return classify(answer, call.endpoint.isResult, context, this.#secrets);
   }
 
   /**
@@ -359,6 +406,20 @@ function cooldownError(context: RequestContext, waitMs: number): RateLimitError 
     detail: `cooling down after a 429 for ${waitMs} more ms (over maxRetryDelay); nothing was sent`,
   };
   return new RateLimitError(429, { 'retry-after-ms': String(waitMs) }, body, context);
+}
+
+/**
+ * The {@link ResponseValidationError} of an answer that came but cannot be used: `why` is the
+ * expectation, or what broke on it (a `TypeError` of the transform, by its message only).
+ */
+function unusable(
+  context: RequestContext,
+  path: (string | number)[],
+  why: unknown,
+  body: unknown,
+): ResponseValidationError {
+  const message = typeof why === 'string' ? why : `unusable: ${(why as Error)?.message ?? String(why)}`;
+  return new ResponseValidationError(context, [{ path, message, code: 'unusable' }], body);
 }
 
 /** The response info of a recovered error (an `APIError`: the only kind an endpoint recovers from). */

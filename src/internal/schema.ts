@@ -1,6 +1,7 @@
 import { type RequestContext, ResponseValidationError, type ValidationIssue } from '../core/errors/index.js';
 import type { SdkLogger } from '../core/logger.js';
 import type { ValidationMode } from '../core/options.js';
+import { scrubValue } from '../util/redact.js';
 
 /**
  * What core needs of a response schema. The SDK's schemas are zod schemas, but core and the public
@@ -33,12 +34,14 @@ export function validate<T>(
   mode: ValidationMode,
   request: RequestContext,
   logger: SdkLogger,
+  secrets: readonly string[] = [],
 ): T {
   if (mode === 'off') return body as T;
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const issues = result.error.issues.map(toIssue);
-  if (mode === 'strict') throw new ResponseValidationError(request, issues, body);
+  // The error keeps the body: never with a secret the server echoed in it.
+  if (mode === 'strict') throw new ResponseValidationError(request, issues, scrubValue(body, secrets));
   logger.log('warn', new ResponseValidationError(request, issues, body).message);
   return body as T;
 }

@@ -60,9 +60,14 @@ const encoder = new TextEncoder();
  * and set as the `u` query parameter (replacing any `u` already there, keeping the other
  * parameters).
  *
+ * With `appUrl`, the page is joined to its path with the URL API: a query of `appUrl` is kept
+ * (`https://app.example.com/?ref=mail` gives `https://app.example.com/p/<id>?ref=mail&u=…`), and a
+ * fragment stays after it.
+ *
  * @throws {@link InvalidRequestError} naming every bad parameter (a missing or non-string field, a
- * string with a lone UTF-16 surrogate, a URL that does not parse, an `expiresIn` that is not a
- * positive number of seconds or time span), before any crypto runs.
+ * string with a lone UTF-16 surrogate, a URL that does not parse or whose scheme is not `http:` or
+ * `https:` — a `javascript:`, `data:` or `vbscript:` link is never signed —, an `expiresIn` that is
+ * not a positive number of seconds or time span), before any crypto runs.
  * @example
  * ```ts
  * const { url } = await billing.resolve.publicUrl({ account_ref_id: user.id, product_name: 'ebook', email: user.email });
@@ -134,22 +139,40 @@ function text(p: Record<string, unknown>, field: string, issues: InvalidRequestI
  * the two; `productUrlId` is the one reported when neither is given).
  */
 function linkUrl(p: Record<string, unknown>, issues: InvalidRequestIssue[]): URL | undefined {
-  if (p.url !== undefined || p.appUrl === undefined) return absolute(text(p, 'url', issues), 'url', issues);
+  if (p.url !== undefined || p.appUrl === undefined) return web(text(p, 'url', issues), 'url', issues);
   if (p.productUrlId !== undefined && p.tierUrlId !== undefined) {
     issues.push({ field: 'productUrlId', message: 'excludes tierUrlId' });
     return;
   }
   const page = p.tierUrlId === undefined ? 'productUrlId' : 'tierUrlId';
-  const appUrl = text(p, 'appUrl', issues);
+  const app = web(text(p, 'appUrl', issues), 'appUrl', issues);
   const id = text(p, page, issues);
-  if (appUrl && id)
-    return absolute(`${appUrl.replace(/\/+$/, '')}/${page[0]}/${encodeURIComponent(id)}`, 'appUrl', issues);
+  if (id === '.' || id === '..') {
+    // The URL parser reads them as a move up the path: the link would name another page.
+    issues.push({ field: page, message: 'must not be "." or ".."' });
+    return;
+  }
+  if (!app || !id) return;
+  // The page joins the path; a query of appUrl stays the query and a fragment stays last (string
+  // concatenation put the page id into either, and the customer landed on the app's root).
+  app.pathname = `${app.pathname.replace(/\/+$/, '')}/${page[0]}/${encodeURIComponent(id)}`;
+  return app;
 }
 
-function absolute(raw: string | undefined, field: string, issues: InvalidRequestIssue[]): URL | undefined {
+/**
+ * `raw` parsed, when it is an absolute `http:` or `https:` URL. Any other scheme is refused: a
+ * `javascript:`, `data:` or `vbscript:` link from the service, signed and rendered by a front end
+ * (the gate's `upgrade_url`), would run script in the app's origin.
+ */
+function web(raw: string | undefined, field: string, issues: InvalidRequestIssue[]): URL | undefined {
+  if (!raw) return;
+  let url: URL;
   try {
-    if (raw) return new URL(raw);
+    url = new URL(raw);
   } catch {
     issues.push({ field, message: 'must be an absolute URL' });
+    return;
   }
+  if (url.protocol === 'https:' || url.protocol === 'http:') return url;
+  issues.push({ field, message: 'must be an http: or https: URL' });
 }

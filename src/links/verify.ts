@@ -75,12 +75,16 @@ function tokenOf(urlOrToken: unknown): string {
   return token;
 }
 
-/** Parses a link that starts with a scheme; one that does not parse carries no token to trust. */
+/**
+ * Parses a link that starts with a scheme; one that does not parse carries no token to trust. No
+ * cause is attached: the parser's error keeps the whole link as its `input`, and with it the `?u=`
+ * token, a credential to the paywall that `util.inspect(err)` would print.
+ */
 function urlOf(link: string): URL {
   try {
     return new URL(link);
-  } catch (err) {
-    throw new HostedLinkError('invalid_token', 'hosted link is not a valid URL', { cause: err });
+  } catch {
+    throw new HostedLinkError('invalid_token', 'hosted link is not a valid URL');
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Cooldown, CooldownGrant } from '../core/cooldown.js';
+import { type Cooldown, type CooldownGrant, cooldownWindow } from '../core/cooldown.js';
 import type { StoreError } from '../core/errors/index.js';
 import { checkOptions, func, nonNegative, positiveNumber, type Rule } from '../internal/checks.js';
 import { safely } from '../util/safely.js';
@@ -118,7 +118,8 @@ export function redisCooldown(client: RedisClient, options: RedisCooldownOptions
     if (now < pausedUntil) return;
     try {
       if (retryAfterMs !== undefined)
-        await run('release', COOL, [px(Math.max(0, retryAfterMs)), token, COOLING_TTL_MS]);
+        // At most an hour, whatever the 429 asked: one answer never stops the whole fleet for years.
+        await run('release', COOL, [px(cooldownWindow(retryAfterMs)), token, COOLING_TTL_MS]);
       else if (token !== '') await run('release', END, [token]);
     } catch (error) {
       failed(error as StoreError, now);

@@ -211,7 +211,8 @@ export class Usage extends APIResource {
    * event your own `event_key` (a job or line id) when the batch must survive a crash of your process.
    *
    * Aborting (`signal`) settles the events not yet sent with `APIUserAbortError`; the promise itself
-   * rejects only for invalid options.
+   * rejects only for invalid options, or an `event_key` given but not a non-empty string (naming
+   * `events[i].event_key`): nothing of such a batch is sent.
    *
    * @example
    * ```ts
@@ -240,11 +241,19 @@ export class Usage extends APIResource {
       undefined,
       'options.',
     ) as RecordManyOptions;
+    // A key given but unusable (a number, '') is refused for the whole batch: swapping it for a
+    // fresh one would record the same event again when the batch is sent a second time.
+    const issues = events.flatMap((event, i) => {
+      const given: unknown = isPlainObject(event) ? event.event_key : undefined;
+      const problem = given === undefined ? undefined : text(given);
+      return typeof problem === 'string' ? [{ field: `events[${i}].event_key`, message: problem }] : [];
+    });
+    if (issues.length > 0) throw new InvalidRequestError('usage.recordMany', issues);
     // Keys first: the caller learns every key from the results, sent or not.
     const keyed = events.map((event) => {
-      // Whatever the caller passed: a bad event is refused by record's checks, with its key.
+      // Whatever else the caller passed: a bad event is refused by record's checks, with its key.
       const given: unknown = isPlainObject(event) ? event.event_key : undefined;
-      return { ...event, event_key: typeof given === 'string' && given ? given : randomUUID() };
+      return { ...event, event_key: typeof given === 'string' ? given : randomUUID() };
     });
     const settled = await runMany(
       keyed,

@@ -2,16 +2,76 @@
 const sensitive = new Set(['authorization', 'x-api-key', 'cookie', 'set-cookie', 'proxy-authorization']);
 
 /**
- * Response headers as a plain lower-cased object without credentials or cookies (a `Headers`), or
- * as given (a plain object: what a user or a test built on purpose).
+ * Header names whose values are URLs: a redirect's `Location` may reflect the request's query (an
+ * e-mail), so they are kept without query and fragment.
  */
-export function plainHeaders(headers: Headers | Record<string, string>): Record<string, string> {
+const urlHeaders = new Set(['location', 'content-location']);
+
+/**
+ * Response headers as a plain lower-cased object fit to keep on an error, log or show: credentials
+ * and cookies dropped, `Location` and `Content-Location` without query or fragment, and every
+ * mention of a `secrets` entry (the API key a server echoed) replaced by `[redacted]` in every
+ * value. A plain object is kept as given (what a user or a test built on purpose).
+ */
+export function plainHeaders(
+  headers: Headers | Record<string, string>,
+  secrets: readonly string[] = [],
+): Record<string, string> {
   if (!(headers instanceof Headers)) return headers;
   const out: Record<string, string> = {};
   headers.forEach((value, name) => {
-    if (!sensitive.has(name)) out[name] = value;
+    if (sensitive.has(name)) return;
+    const kept = scrub(value, secrets);
+    out[name] = urlHeaders.has(name) ? withoutQuery(kept) : kept;
   });
   return out;
+}
+
+/** `url` without its query and fragment (absolute or relative): what a message may say of a link. */
+export function withoutQuery(url: string): string {
+  const cut = url.search(/[?#]/);
+  return cut === -1 ? url : url.slice(0, cut);
+}
+
+/** Whether a header of this name carries a credential, so its configured value is a secret too. */
+export function isSensitiveHeader(name: string): boolean {
+  return sensitive.has(name.toLowerCase());
+}
+
+/**
+ * The strings a client must never show for `apiKey` and the headers it sends: each as given and as
+ * a URL would carry it (percent-encoded), so a server echoing it in a `Location` query is caught.
+ */
+export function secretsOf(apiKey: string, headers: Record<string, string> = {}): string[] {
+  const given = [
+    apiKey,
+    ...Object.entries(headers)
+      .filter(([name]) => isSensitiveHeader(name))
+      .map(([, value]) => value),
+  ].filter((s) => s !== '');
+  const all = new Set<string>();
+  for (const s of given) {
+    all.add(s);
+    all.add(encodeURIComponent(s));
+  }
+  // Longest first: a secret inside another is replaced once the longer one is gone.
+  return [...all].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * `value` (a parsed body: JSON or text) with every mention of a secret `[redacted]`, in strings,
+ * array items, object keys and values, at any depth; the same value when nothing mentions one.
+ */
+export function scrubValue(value: unknown, secrets: readonly string[], depth = 0): unknown {
+  if (secrets.length === 0) return value;
+  if (typeof value === 'string') return scrub(value, secrets);
+  if (!value || typeof value !== 'object') return value;
+  // Deeper than any answer of the API: not walked, so not kept either.
+  if (depth > 64) return '[too deep]';
+  if (Array.isArray(value)) return value.map((item) => scrubValue(item, secrets, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [scrub(k, secrets), scrubValue(v, secrets, depth + 1)]),
+  );
 }
 
 /** The server's id of a request, as response headers carry it. */

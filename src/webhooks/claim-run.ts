@@ -1,4 +1,5 @@
 import type { WebhookEvent } from '../schemas/webhook.js';
+import { realClock } from '../util/clock.js';
 import { randomUUID } from '../util/uuid.js';
 import {
   CLAIM_OUTCOMES,
@@ -161,7 +162,11 @@ function keepClaimed(
   report: (error: unknown) => void,
 ): () => void {
   let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Through the SDK's one sleep: a third of a TTL past MAX_TIMER_MS would fire after 1 ms in a loop.
+  const stop = new AbortController();
+  const later = (): void => {
+    realClock.sleep(ttlMs / 3, stop.signal, () => new Error('stopped')).then(renew, () => {});
+  };
   const renew = async (): Promise<void> => {
     let held: boolean;
     try {
@@ -177,11 +182,11 @@ function keepClaimed(
       report(lostClaim(id, ttlMs));
       return;
     }
-    timer = setTimeout(renew, ttlMs / 3);
+    later();
   };
-  timer = setTimeout(renew, ttlMs / 3);
+  later();
   return () => {
     stopped = true;
-    clearTimeout(timer);
+    stop.abort();
   };
 }

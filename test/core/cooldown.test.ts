@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type CooldownGrant, memoryCooldown } from '../../src/core/cooldown.js';
-import { RateLimitError } from '../../src/index.js';
+import { MAX_COOLDOWN_MS, RateLimitError } from '../../src/index.js';
+import type { Clock } from '../../src/util/clock.js';
 import {
   caught,
   clientFor,
@@ -135,6 +136,34 @@ describe('one cooldown per client, over HTTP', () => {
     expect(next.retryAfterMs).toBeGreaterThan(25_000);
     expect(next.message).toContain('nothing was sent');
     expect(mock.server.requests.count()).toBe(1);
+  });
+
+  it('a Retry-After of ten years cools the client for an hour at most, never a lock-out', async () => {
+    mock.server.faults.add({ path: '/api/usage/', status: 429, headers: { 'retry-after': '315360000' } });
+    let later = 0;
+    const waits: number[] = [];
+    const clock: Clock = {
+      now: () => Date.now() + later,
+      sleep: async (ms) => {
+        waits.push(ms);
+        later += ms;
+      },
+    };
+    const billing = clientFor(mock.server, {}, clock);
+    const first = (await caught(() => billing.usage.balance(balance))) as RateLimitError;
+    expect(first.retryAfterMs).toBe(315_360_000_000);
+    // Held longer than maxRetryDelay: a RateLimitError at once, carrying the wait left (an hour at most).
+    const next = (await caught(() => billing.usage.balance(balance))) as RateLimitError;
+    expect(next).toBeInstanceOf(RateLimitError);
+    expect(next.retryAfterMs).toBeGreaterThan(0);
+    expect(next.retryAfterMs).toBeLessThanOrEqual(MAX_COOLDOWN_MS);
+    expect(mock.server.requests.count()).toBe(1);
+    // A client that waits as long as it takes waits the hour (not ten years), then goes as the probe.
+    const patient = billing.withOptions({ maxRetryDelay: Number.POSITIVE_INFINITY });
+    await expect(patient.usage.balance(balance)).resolves.toBeDefined();
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeLessThanOrEqual(MAX_COOLDOWN_MS);
+    expect(mock.server.requests.count()).toBe(2);
   });
 
   it('in a 429 storm, the service sees one request per window, not one per request in flight', async () => {

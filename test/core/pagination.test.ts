@@ -116,7 +116,7 @@ describe('pagination', () => {
     expect(mock.server.requests.count()).toBe(2);
   });
 
-  it('ends on an empty page even when next says more', async () => {
+  it('an empty page while next says more is a PaginationError saying how many of how many, not a short list', async () => {
     mock.server.faults.add({
       path: '/api/transactions/',
       status: 200,
@@ -127,11 +127,31 @@ describe('pagination', () => {
       status: 200,
       body: JSON.stringify({ count: 99, next: 'x', previous: null, results: [] }),
     });
-    const items = await clientFor(mock.server)
-      .transactions.list({ account_ref_id: 'acct_active', page_size: 1 })
-      .toArray();
-    expect(items).toHaveLength(1);
+    const err = await caught(() =>
+      clientFor(mock.server).transactions.list({ account_ref_id: 'acct_active', page_size: 1 }).toArray(),
+    );
+    expect(err).toBeInstanceOf(PaginationError);
+    expect(err.message).toContain('after 1 of 99 items');
     expect(mock.server.requests.count()).toBe(2);
+  });
+
+  it('next: null before count items were seen is a PaginationError, for await and toArray alike', async () => {
+    const short = JSON.stringify({ count: 5, next: null, previous: null, results: [tx(1), tx(2)] });
+    mock.server.faults.add({ path: '/api/transactions/', status: 200, body: short, times: 2 });
+    const list = () =>
+      clientFor(mock.server).transactions.list({ account_ref_id: 'acct_active', page_size: 2 });
+    const err = await caught(() => list().toArray());
+    expect(err).toBeInstanceOf(PaginationError);
+    expect(err.message).toContain('after 2 of 5 items');
+    const seen: unknown[] = [];
+    const walked = await caught(async () => {
+      for await (const item of list()) seen.push(item);
+    });
+    expect(walked).toBeInstanceOf(PaginationError);
+    expect(seen).toHaveLength(2);
+    // Stopping early on purpose is no error.
+    mock.server.faults.add({ path: '/api/transactions/', status: 200, body: short });
+    expect(await list().toArray({ limit: 1 })).toHaveLength(1);
   });
 
   it('detects a mock.server that repeats a page instead of looping', async () => {

@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { BillingClient, InvalidRequestError } from '../../src/index.js';
-import { caught, clientFor, memoryLogger, useMockServer } from '../helpers.js';
+import { caught, clientFor, memoryLogger, recordTraces, serveNode, useMockServer } from '../helpers.js';
 
 const mock = useMockServer();
 
@@ -111,4 +111,90 @@ describe('no secret is ever printed', () => {
     expect(JSON.parse(JSON.stringify(err)).cause).toBe('TypeError: fetch failed');
     expect(err.message).toContain('UND_ERR_INVALID_ARG invalid header value "Bearer [redacted]"');
   });
+});
+
+/** A server that echoes the credential it got, and the request's query, everywhere an answer can. */
+async function echoingServer() {
+  return serveNode((req, res) => {
+    const credential = String(req.headers.authorization ?? req.headers['x-api-key'] ?? '');
+    const key = credential.replace(/^Bearer /, '');
+    const query = (req.url ?? '').split('?')[1] ?? '';
+    const echo = {
+      'x-echo': credential,
+      'x-debug': `key=${key}; again ${encodeURIComponent(key)}`,
+      location: `https://elsewhere.example/api/invoices/?${query}&k=${encodeURIComponent(key)}#${key}`,
+      'content-location': `/api/invoices/?${query}`,
+    };
+    if (req.url?.startsWith('/api/invoices/')) {
+      res.writeHead(301, { ...echo, 'content-type': 'application/json' });
+      res.end(JSON.stringify({ detail: `moved; you sent ${credential}`, nested: { [key]: [key] } }));
+    } else if (req.url?.startsWith('/api/transactions/')) {
+      res.writeHead(500, { ...echo, 'content-type': 'text/plain' });
+      res.end(`upstream refused ${credential} for ${query}`);
+    } else {
+      // A 2xx that fails validation, echoing the key in its body.
+      res.writeHead(200, { ...echo, 'content-type': 'application/json' });
+      res.end(JSON.stringify({ unexpected: key }));
+    }
+  });
+}
+
+describe('an answer that echoes the key, or the query, never puts it in an error or a log', () => {
+  let close: (() => Promise<void>) | undefined;
+  afterEach(() => close?.());
+
+  it.each(['authorization', 'x-api-key'] as const)(
+    'with authHeader %s: message, String, stack, JSON, inspect, every kept header, body and logs',
+    async (authHeader) => {
+      const server = await echoingServer();
+      close = server.close;
+      const logger = memoryLogger();
+      const billing = new BillingClient({
+        apiKey: `${secret}+/=`, // characters a URL encodes: the encoded form is scrubbed too
+        authHeader,
+        baseUrl: `${server.url}/api/`,
+        maxRetries: 1,
+        retryDelay: () => 0,
+        logger,
+        logLevel: 'debug',
+      });
+      const key = `${secret}+/=`;
+      const email = 'ada@example.com';
+      const traces = recordTraces();
+      const errors = [
+        await caught(() => billing.invoices.list({ email })),
+        await caught(() => billing.transactions.list({ account_ref_id: 'acct_1' })),
+        await caught(() =>
+          billing.resolve.publicUrl({ account_ref_id: 'acct_1', product_name: 'ebook', email }),
+        ),
+      ];
+      expect(errors.map((e) => e.name)).toEqual([
+        'APIError',
+        'InternalServerError',
+        'ResponseValidationError',
+      ]);
+      const forbidden = [secret, encodeURIComponent(key), 'ada%40example.com', email];
+      for (const err of errors) {
+        const texts = [
+          ...renderings(err),
+          JSON.stringify((err as { headers?: unknown }).headers ?? {}),
+          JSON.stringify((err as { body?: unknown }).body ?? null),
+        ];
+        for (const text of texts) for (const bad of forbidden) expect(text).not.toContain(bad);
+      }
+      const moved = errors[0] as unknown as { headers: Record<string, string>; message: string };
+      expect(moved.headers.location).toBe('https://elsewhere.example/api/invoices/');
+      expect(moved.headers['content-location']).toBe('/api/invoices/');
+      expect(moved.headers['x-echo']).toContain('[redacted]');
+      expect(moved.message).toContain('redirecting to https://elsewhere.example/api/invoices/');
+      expect(logger.lines.length).toBeGreaterThan(2);
+      for (const line of logger.lines) for (const bad of forbidden) expect(line).not.toContain(bad);
+      traces.stop();
+      expect(traces.events.length).toBeGreaterThan(6);
+      for (const { context } of traces.events) {
+        const text = inspect(context, { depth: 10, showHidden: true });
+        for (const bad of forbidden) expect(text).not.toContain(bad);
+      }
+    },
+  );
 });

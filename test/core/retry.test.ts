@@ -146,7 +146,7 @@ describe('Retry-After and backoff (pure)', () => {
   it('reads delta-seconds, an HTTP-date and retry-after-ms', () => {
     const now = Date.parse('2026-01-01T00:00:00Z');
     expect(parseRetryAfter({ 'retry-after': '3' }, now)).toBe(3000);
-    expect(parseRetryAfter({ 'retry-after': '0.5' }, now)).toBe(500);
+    expect(parseRetryAfter({ 'retry-after': '0.5' }, now)).toBeUndefined();
     expect(parseRetryAfter({ 'retry-after': 'Thu, 01 Jan 2026 00:00:10 GMT' }, now)).toBe(10_000);
     expect(parseRetryAfter({ 'retry-after': 'Wed, 31 Dec 2025 00:00:00 GMT' }, now)).toBe(0);
     expect(parseRetryAfter({ 'retry-after-ms': '250', 'retry-after': '9' }, now)).toBe(250);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ResponseValidationError } from '../../src/index.js';
+import { APIConnectionError, ResponseValidationError } from '../../src/index.js';
 import { caught, clientFor, memoryLogger, useMockServer } from '../helpers.js';
 
 const mock = useMockServer();
@@ -73,4 +73,40 @@ describe('response validation', () => {
     expect(err).toBeInstanceOf(ResponseValidationError);
     expect(err.body).toBe('OK');
   });
+
+  it.each(['warn', 'off'] as const)(
+    '%s: a malformed 2xx is a ResponseValidationError, never a connection error, never retried',
+    async (validation) => {
+      mock.server.faults.add({ path: '/api/resolve/public-url/', status: 200, body: '42' });
+      const billing = clientFor(mock.server, { validation, maxRetries: 3 });
+      const err = await caught(() =>
+        billing.resolve.publicUrl({ account_ref_id: 'acct_active', product_name: 'ebook' }),
+      );
+      expect(err).toBeInstanceOf(ResponseValidationError);
+      expect(err).not.toBeInstanceOf(APIConnectionError);
+      expect((err as ResponseValidationError).body).toBe(42);
+      expect(mock.server.requests.count()).toBe(1);
+    },
+  );
+
+  it.each(['warn', 'off'] as const)(
+    '%s: a list answer with results: null is a ResponseValidationError, not a bare TypeError',
+    async (validation) => {
+      mock.server.faults.add({
+        path: '/api/transactions/',
+        status: 200,
+        body: JSON.stringify({ count: 3, next: null, previous: null, results: null }),
+        times: 2,
+      });
+      const billing = clientFor(mock.server, { validation, logLevel: 'off' });
+      const first = await caught(() => billing.transactions.list({ account_ref_id: 'acct_active' }));
+      expect(first).toBeInstanceOf(ResponseValidationError);
+      expect((first as ResponseValidationError).issues[0]?.path).toEqual(['results']);
+      const walked = await caught(() =>
+        billing.transactions.list({ account_ref_id: 'acct_active' }).toArray(),
+      );
+      expect(walked).toBeInstanceOf(ResponseValidationError);
+      expect(mock.server.requests.count()).toBe(2);
+    },
+  );
 });

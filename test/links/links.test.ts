@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import {
@@ -70,6 +71,42 @@ describe('signHostedLink', () => {
     expect(t).toMatch(/^https:\/\/app\.example\.com\/base\/t\/tu_9\?u=/);
   });
 
+  it('keeps the page in the path when appUrl has a query or a fragment', async () => {
+    const withQuery = await signHostedLink({
+      appUrl: 'https://app.example.com/?ref=mail',
+      productUrlId: 'prod_1',
+      account_ref_id: 'a',
+      signingKey,
+    });
+    expect(withQuery).toMatch(/^https:\/\/app\.example\.com\/p\/prod_1\?ref=mail&u=[\w-]+\.[\w-]+\.[\w-]+$/);
+    const withFragment = await signHostedLink({
+      appUrl: 'https://app.example.com/base/#pricing',
+      tierUrlId: 'tu_9',
+      account_ref_id: 'a',
+      signingKey,
+    });
+    expect(withFragment).toMatch(/^https:\/\/app\.example\.com\/base\/t\/tu_9\?u=[\w.-]+#pricing$/);
+    expect((await verifyHostedLink(withFragment, signingKey)).account_ref_id).toBe('a');
+  });
+
+  it.each([
+    'javascript:alert(1)',
+    'JavaScript:alert(1)//https://app.example.com/',
+    'data:text/html,<script>alert(1)</script>',
+    'vbscript:msgbox(1)',
+    'file:///etc/passwd',
+    'ftp://app.example.com/p/x',
+  ])('signs only http(s) links: %s is refused in url and appUrl', async (bad) => {
+    const fromUrl = await caught(() => signHostedLink({ url: bad, account_ref_id: 'a', signingKey }));
+    expect(fromUrl).toBeInstanceOf(InvalidRequestError);
+    expect((fromUrl as InvalidRequestError).issues.map((i) => i.field)).toEqual(['url']);
+    const fromApp = await caught(() =>
+      signHostedLink({ appUrl: bad, productUrlId: 'p', account_ref_id: 'a', signingKey }),
+    );
+    expect(fromApp).toBeInstanceOf(InvalidRequestError);
+    expect((fromApp as InvalidRequestError).issues.map((i) => i.field)).toEqual(['appUrl']);
+  });
+
   it('adds exp only when asked', async () => {
     const link = await signHostedLink({
       url: 'https://a.example/p/x',
@@ -117,6 +154,21 @@ describe('verifyHostedLink', () => {
 
   const code = async (input: string, k = signingKey) =>
     ((await caught(() => verifyHostedLink(input, k))) as HostedLinkError).code;
+
+  it('a link that does not parse carries no cause holding its ?u= token', async () => {
+    const token = new URL(await valid()).searchParams.get('u')!;
+    const err = await caught(() => verifyHostedLink(`http://[bad/p/x?u=${token}`, signingKey));
+    expect(err).toBeInstanceOf(HostedLinkError);
+    expect((err as HostedLinkError).code).toBe('invalid_token');
+    expect(err.cause).toBeUndefined();
+    for (const text of [
+      String(err),
+      err.stack ?? '',
+      JSON.stringify(err),
+      inspect(err, { depth: 10, showHidden: true }),
+    ])
+      expect(text).not.toContain(token);
+  });
 
   it('rejects a wrong key', async () => {
     expect(await code(await valid(), 'another-key')).toBe('invalid_signature');

@@ -167,6 +167,55 @@ describe('signHostedLink, any input', () => {
   });
 });
 
+describe('signHostedLink, the link it builds', () => {
+  it('puts the page in the path of any appUrl, keeping its query and its fragment last', async () => {
+    const page = fc.string({ minLength: 1 }).filter((id) => isWellFormed(id) && id !== '.' && id !== '..');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.webUrl({ withQueryParameters: true, withFragments: true }),
+        page,
+        fc.boolean(),
+        async (appUrl, id, tier) => {
+          const target = tier ? { tierUrlId: id } : { productUrlId: id };
+          const link = new URL(await signHostedLink({ appUrl, ...target, account_ref_id: 'a', signingKey }));
+          const app = new URL(appUrl);
+          expect(link.origin).toBe(app.origin);
+          expect(link.pathname).toBe(
+            `${app.pathname.replace(/\/+$/, '')}/${tier ? 't' : 'p'}/${encodeURIComponent(id)}`,
+          );
+          expect(link.hash).toBe(app.hash);
+          const kept = new URLSearchParams(link.search);
+          kept.delete('u');
+          const given = new URLSearchParams(app.search);
+          given.delete('u');
+          expect(kept.toString()).toBe(given.toString());
+          expect((await verifyHostedLink(link.href, signingKey)).account_ref_id).toBe('a');
+        },
+      ),
+      runs,
+    );
+  });
+
+  it('refuses any scheme but http: and https:, in url and appUrl alike', async () => {
+    const scheme = fc.stringMatching(/^[a-z][a-z0-9+.-]{0,9}$/).filter((s) => s !== 'http' && s !== 'https');
+    await fc.assert(
+      fc.asyncProperty(scheme, fc.webUrl(), fc.boolean(), async (s, web, asApp) => {
+        const bad = `${s}:${web.replace(/^https?:/, '')}`;
+        const params = asApp
+          ? { appUrl: bad, productUrlId: 'p', account_ref_id: 'a', signingKey }
+          : { url: bad, account_ref_id: 'a', signingKey };
+        const err = await signHostedLink(params).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expectSdkError(err, InvalidRequestError);
+        expect((err as InvalidRequestError).issues.map((i) => i.field)).toEqual([asApp ? 'appUrl' : 'url']);
+      }),
+      runs,
+    );
+  });
+});
+
 describe('verifyHostedLink, any input', () => {
   const b64 = (text: string) => Buffer.from(text).toString('base64url');
   /** Compact JWS-shaped strings with arbitrary JSON (or not JSON) in each part. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Cooldown, CooldownGrant } from '../../src/index.js';
+import { type Cooldown, type CooldownGrant, MAX_COOLDOWN_MS } from '../../src/index.js';
 
 /** A cooldown under test, its clock, and how to let time pass for it. */
 export interface CooldownSubject {
@@ -76,6 +76,14 @@ export function cooldownContract(name: string, subject: () => Promise<CooldownSu
       await s.advance(WINDOW + 20);
       await (await go(s)).release(s.now(), undefined); // the next probe succeeds: over
       await go(s);
+    });
+
+    it('a Retry-After of ten years holds requests at most MAX_COOLDOWN_MS (one hour)', async () => {
+      const s = await subject();
+      await (await go(s)).release(s.now(), 315_360_000_000);
+      const held = await acquire(s);
+      expect('waitMs' in held && held.waitMs > MAX_COOLDOWN_MS - 60_000).toBe(true);
+      expect('waitMs' in held && held.waitMs <= MAX_COOLDOWN_MS).toBe(true);
     });
   });
 }

@@ -41,6 +41,8 @@ describe('the billing-sdk/redis entry', () => {
       'src/tracker/dead-letter-record.ts',
       // The durable-spool core every spool stands on.
       'src/tracker/spool-core.ts',
+      // The cooldown's cap (MAX_COOLDOWN_MS), one figure for memoryCooldown and redisCooldown (it imports nothing).
+      'src/core/cooldown.ts',
       // The claim outcomes the dedupe store checks a reply against, shared with the handlers (types beside it).
       'src/webhooks/dedupe.ts',
     ];

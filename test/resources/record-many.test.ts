@@ -41,6 +41,25 @@ describe('usage.recordMany', () => {
     expect(bad?.event_key).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('a key given but not a non-empty string refuses the batch, naming it, before anything is sent', async () => {
+    const before = total();
+    for (const bad of [42, '', null, { id: 1 }]) {
+      const batch = events(3).map((e, i) => ({ ...e, event_key: `run-${i}` }));
+      (batch[1] as Record<string, unknown>).event_key = bad;
+      const error = await caught(() => clientFor(mock.server).usage.recordMany(batch));
+      expect(error).toBeInstanceOf(InvalidRequestError);
+      expect((error as InvalidRequestError).issues.map((i) => i.field)).toEqual(['events[1].event_key']);
+    }
+    expect(mock.server.requests.all()).toHaveLength(0);
+    expect(total()).toBe(before);
+    // A missing key (absent or undefined) still gets one generated.
+    const results = await clientFor(mock.server).usage.recordMany([
+      { ...meter, quantity: 1, event_key: undefined },
+    ]);
+    expect(results[0]?.ok).toBe(true);
+    expect(results[0]?.event_key).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('under lost answers and 503s, every event is recorded exactly once', async () => {
     const before = total();
     const common = { method: 'POST', path: '/api/usage/events/', times: Number.POSITIVE_INFINITY };

@@ -111,4 +111,22 @@ describe('resolve.signedUrl', () => {
     expect(err).toBeInstanceOf(InvalidRequestError);
     expect(mock.server.requests.count()).toBe(0);
   });
+
+  it.each([
+    'javascript:alert(document.cookie)',
+    'data:text/html,<script>alert(1)</script>',
+    'vbscript:msgbox(1)',
+  ])('never signs a link of another scheme than http(s) from the service: %s', async (url) => {
+    for (const body of [{ public_url: url }, { type: 'redirect', url }]) {
+      mock.server.faults.add({ path: '/api/resolve/public-url/', status: 200, body: JSON.stringify(body) });
+      const err = await caught(() =>
+        billing().resolve.signedUrl(tier, { signingKey: mock.server.signingKey }),
+      );
+      expect(err).toBeInstanceOf(InvalidRequestError);
+      expect((err as InvalidRequestError).issues).toEqual([
+        { field: 'url', message: 'must be an http: or https: URL' },
+      ]);
+      expect(err.message).not.toContain(url);
+    }
+  });
 });
