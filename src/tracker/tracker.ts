@@ -1,7 +1,7 @@
 import type { BillingClient } from '../client.js';
 import type { TrackerEvent } from '../core/diagnostics.js';
 import { InvalidRequestError, UsageTrackerError } from '../core/errors/index.js';
-import { check, checkOptions, func, nonNegative } from '../internal/checks.js';
+import { check, checkOptions, func, nonNegative, type Rule } from '../internal/checks.js';
 import { type UsageWriteParams, usageWriteRules } from '../resources/usage.js';
 import type { Clock } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
@@ -76,6 +76,25 @@ export function createUsageTracker(billing: BillingClient, options?: UsageTracke
     close: (closeOptions) => tracker.close(closeOptions),
     stats: () => tracker.stats(),
   };
+}
+
+/**
+ * `options.transaction` must be the caller's open transaction: an object or a function (postgres.js's
+ * `tx` is one). Anything else present (`0`, `false`, a string) was meant as something, never as
+ * "no transaction": refused, not read as absent, or the event would be stored outside the
+ * caller's transaction (billed for an order rolled back).
+ */
+const transactionRule: Rule = (v) =>
+  typeof v === 'object' || typeof v === 'function' ? undefined : transactionMessage(`a ${typeof v}`);
+
+function transactionMessage(got: string): string {
+  return `must be your open database transaction (got ${got}); leave it out to track outside one. Nothing was queued`;
+}
+
+function notATransaction(got: string): InvalidRequestError {
+  return new InvalidRequestError('usageTracker.track', [
+    { field: 'options.transaction', message: transactionMessage(got) },
+  ]);
 }
 
 function closedError(): UsageTrackerError {
@@ -157,9 +176,11 @@ class Tracker {
 
   async track(event: UsageWriteParams, options?: TrackOptions): Promise<{ event_key: string }> {
     const { transaction, waitUntil = this.#waitUntil } = checkOptions('usageTracker.track', options, {
-      transaction: [],
+      transaction: [transactionRule],
       waitUntil: [func],
     }) as TrackOptions;
+    // check() reads null as "not given": a transaction given as null would be written outside it.
+    if ((options as TrackOptions | undefined)?.transaction === null) throw notATransaction('null');
     if (!waitUntil) return (await this.#track(event, transaction, false)).tracked;
     // Handed before anything else, while the request is surely still live: some platforms refuse a
     // waitUntil once the response is out.
@@ -258,7 +279,18 @@ class Tracker {
   async #trackIn(transaction: unknown, spooled: SpooledEvent): Promise<void> {
     // An open that failed is tried again here, in the background, as track and flush try it.
     if (this.#opening === undefined) this.#start().catch((error: unknown) => this.#report(error));
-    await (this.#spool.appendIn as NonNullable<Spool['appendIn']>)(transaction, [spooled]);
+    try {
+      await (this.#spool.appendIn as NonNullable<Spool['appendIn']>)(transaction, [spooled]);
+    } catch (error) {
+      // The spool names its own argument; the caller gave options.transaction.
+      if (error instanceof InvalidRequestError && error.issues.some((i) => i.field === 'transaction')) {
+        throw new InvalidRequestError(
+          'usageTracker.track',
+          error.issues.map((i) => (i.field === 'transaction' ? { ...i, field: 'options.transaction' } : i)),
+        );
+      }
+      throw error;
+    }
     this.#transactional = true;
   }
 

@@ -26,8 +26,10 @@ export interface TrackOptions {
    * tracker took it after the commit; `flush()` (and so `close()`) takes once more, so it waits for
    * the events of transactions committed before it that this instance takes (another instance may
    * take and send some). It is never summed with others by `aggregate` (it was written before the
-   * tracker could). With a spool that cannot:
-   * {@link InvalidRequestError} naming `options.transaction`, nothing queued.
+   * tracker could). With a spool that cannot, or a value that is no transaction the spool can
+   * write through (`null`, `{}`, `0` included: given, so never read as "no transaction"):
+   * {@link InvalidRequestError} naming `options.transaction`, nothing queued. Leave it out (or
+   * `undefined`) to track outside a transaction.
    */
   transaction?: unknown;
   /**
