@@ -9,6 +9,7 @@ import { safely } from '../util/safely.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { randomUUID } from '../util/uuid.js';
 import { Aggregation } from './aggregation.js';
+import { appendFailure } from './append-failure.js';
 import { Backpressure } from './backpressure.js';
 import { Delivery } from './delivery.js';
 import { Ledger, type LedgerEntry, type Settlement, type TrackerStats } from './ledger.js';
@@ -248,7 +249,7 @@ class Tracker {
       this.#ledger.appended(id, spooled, since);
     } catch (error) {
       this.#aggregation?.forget(event_key);
-      throw error;
+      throw appendFailure(error, event_key);
     } finally {
       this.#appending.delete(appended);
       this.#backpressure.release();

@@ -2,6 +2,7 @@
 // append whose outcome is unknown, a long Retry-After, a wall clock that jumps.
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SpoolError } from '../../src/core/errors/index.js';
 import {
   createUsageTracker,
   InvalidRequestError,
@@ -96,4 +97,61 @@ describe('track(event, { transaction }): present but no transaction is refused, 
   });
 });
 
-void memorySpool;
+describe('an append whose outcome is unknown says so, with the event key', () => {
+  /** A memory spool whose appends store the events, then fail as a reply lost would (`error()`). */
+  function lateSpool(error: () => unknown, times = 1) {
+    const inner = memorySpool();
+    let left = times;
+    return {
+      ...inner,
+      append: async (events: Parameters<Spool['append']>[0]) => {
+        const ids = await inner.append(events);
+        if (left-- > 0) throw error();
+        return ids;
+      },
+    };
+  }
+  const total = () =>
+    mock.server.store.usageTotal(METER.account_ref_id, METER.product_code, METER.meter_code);
+
+  it.each([
+    [
+      'unavailable (Redis answered after timeoutMs, a commit whose reply was lost)',
+      () => new SpoolError('unavailable', 'redisSpool.append: timed out'),
+      'unavailable',
+    ],
+    ['io (a write whose sync failed)', () => new SpoolError('io', 'fileSpool: cannot write'), 'io'],
+    ['a plain error of a spool of yours', () => new Error('socket hang up'), 'unavailable'],
+  ])(
+    '%s: SpoolError with outcome unknown and eventKey; a retry under that key is recorded once',
+    async (_, error, code) => {
+      const made = tracker({ spool: lateSpool(error) });
+      const before = total();
+      const failed = await caught(() => made.track({ ...METER, quantity: 5 }));
+      expect(failed).toBeInstanceOf(SpoolError);
+      expect((failed as SpoolError).code).toBe(code);
+      expect((failed as SpoolError).outcome).toBe('unknown');
+      const eventKey = (failed as SpoolError).eventKey as string;
+      expect(eventKey).toMatch(/^[0-9a-f-]{36}$/);
+      expect(failed.message).toContain(eventKey);
+      // The caller's retry, as the failures guide says: the same event under that key.
+      expect(await made.track({ ...METER, quantity: 5, event_key: eventKey })).toEqual({
+        event_key: eventKey,
+      });
+      await made.flush();
+      expect(total() - before).toBe(5);
+      expect(mock.server.store.usageEvent(eventKey)?.quantity).toBe(5);
+    },
+  );
+
+  it('a caller key is the one carried; a failure before anything is written carries no outcome', async () => {
+    const made = tracker({ spool: lateSpool(() => new SpoolError('unavailable', 'lost'), 1) });
+    const failed = await caught(() => made.track({ ...METER, quantity: 1, event_key: 'mine' }));
+    expect(failed).toMatchObject({ outcome: 'unknown', eventKey: 'mine' });
+    const closed = tracker({ spool: lateSpool(() => new SpoolError('closed', 'not open')) });
+    const refused = await caught(() => closed.track({ ...METER, quantity: 1 }));
+    expect((refused as SpoolError).code).toBe('closed');
+    expect((refused as SpoolError).outcome).toBeUndefined();
+    expect(JSON.parse(JSON.stringify(refused))).not.toHaveProperty('eventKey');
+  });
+});
