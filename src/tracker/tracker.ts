@@ -164,6 +164,7 @@ class Tracker {
       ...shared,
       billing,
       concurrency,
+      maxAttempts: options.maxAttempts,
       stopped: this.#stopped,
       aggregation: this.#aggregation,
       onDeadLetter,

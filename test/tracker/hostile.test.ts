@@ -11,9 +11,10 @@ import {
   type UsageTracker,
   type UsageTrackerOptions,
 } from '../../src/index.js';
+import { DEFAULT_MAX_ATTEMPTS } from '../../src/tracker/options.js';
 import { hasTestClock } from '../../src/util/clock.js';
-import { caught, clientFor, instantClock, useMockServer } from '../helpers.js';
-import { METER, spySpool, withTrackerClock } from './support.js';
+import { caught, clientFor, instantClock, until, useMockServer } from '../helpers.js';
+import { METER, manualClock, poisonProxy, spySpool, withTrackerClock } from './support.js';
 
 const mock = useMockServer();
 
@@ -153,5 +154,83 @@ describe('an append whose outcome is unknown says so, with the event key', () =>
     expect((refused as SpoolError).code).toBe('closed');
     expect((refused as SpoolError).outcome).toBeUndefined();
     expect(JSON.parse(JSON.stringify(refused))).not.toHaveProperty('eventKey');
+  });
+});
+
+/** Settles with `promise`, or rejects after `ms`: a flush that never settles fails the test instead of hanging it. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not settled within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+describe('one failing event never stops the others', () => {
+  it.each([503, 401, 403, 409])(
+    'an event refused %s on its own backs off alone: the 40 tracked after it are sent, it is a dead letter after maxAttempts, and flush settles',
+    async (status) => {
+      const proxy = await poisonProxy(new URL(mock.server.baseUrl).origin);
+      try {
+        const letters: [string, unknown][] = [];
+        const errors: unknown[] = [];
+        const billing = clientFor(mock.server, { baseUrl: `${proxy.url}/api/`, maxRetries: 0 });
+        const made = tracker(
+          {
+            onDeadLetter: (event, reason) => void letters.push([event.event_key, reason]),
+            onError: (error) => void errors.push(error),
+          },
+          billing,
+        );
+        proxy.poison('poison', status);
+        await made.track({ ...METER, quantity: 1, event_key: 'poison' });
+        const keys: string[] = [];
+        for (let i = 0; i < 40; i++) keys.push((await made.track({ ...METER, quantity: 1 })).event_key);
+        await within(made.flush(), 15_000);
+        for (const key of keys) expect(mock.server.store.usageEvent(key), key).toBeDefined();
+        expect(proxy.refused.get('poison')).toBe(DEFAULT_MAX_ATTEMPTS);
+        expect(letters).toHaveLength(1);
+        expect(letters[0]?.[0]).toBe('poison');
+        expect(letters[0]?.[1]).toMatchObject({ type: 'error', error: { status } });
+        expect(errors).toHaveLength(DEFAULT_MAX_ATTEMPTS - 1);
+        expect(made.stats()).toMatchObject({ recorded: 40, deadLettered: 1, queued: 0, inFlight: 0 });
+      } finally {
+        await proxy.close();
+      }
+    },
+  );
+
+  it('each failing event waits out a backoff of its own (on the clock), the others are not held up meanwhile', async () => {
+    const proxy = await poisonProxy(new URL(mock.server.baseUrl).origin);
+    try {
+      const clock = manualClock();
+      const billing = clientFor(mock.server, { baseUrl: `${proxy.url}/api/`, maxRetries: 0 });
+      const made = tracker(withTrackerClock({ maxAttempts: 3, concurrency: 2 }, clock), billing);
+      proxy.poison('poison', 500);
+      await made.track({ ...METER, quantity: 1, event_key: 'poison' });
+      for (let i = 0; i < 20; i++) await made.track({ ...METER, quantity: 1, event_key: `ok-${i}` });
+      const flushed = made.flush();
+      // The others are all sent while the failing one waits: no time passes on the clock.
+      await until(() => made.stats().recorded === 20);
+      expect(proxy.refused.get('poison')).toBe(1);
+      expect(clock.sleeping()).toBe(1);
+      expect(made.stats()).toMatchObject({ queued: 1, deadLettered: 0 });
+      clock.advance(1_000);
+      await until(() => proxy.refused.get('poison') === 2 && clock.sleeping() === 1);
+      clock.advance(2_000);
+      await within(flushed, 2_000);
+      expect(proxy.refused.get('poison')).toBe(3);
+      expect(made.stats()).toMatchObject({ recorded: 20, deadLettered: 1, queued: 0 });
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('maxAttempts is checked when the tracker is made', () => {
+    for (const bad of [0, 1.5, -1, '3', Number.POSITIVE_INFINITY]) {
+      expect(() => createUsageTracker(clientFor(mock.server), { maxAttempts: bad as number })).toThrow(
+        /options\.maxAttempts/,
+      );
+    }
   });
 });
