@@ -1,7 +1,7 @@
 // The tracker under hostile answers and misuse (issue 47 §2): a transaction option that is none, an
 // append whose outcome is unknown, a long Retry-After, a wall clock that jumps.
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SpoolError } from '../../src/core/errors/index.js';
 import {
   createUsageTracker,
@@ -11,8 +11,9 @@ import {
   type UsageTracker,
   type UsageTrackerOptions,
 } from '../../src/index.js';
+import { TRACKER_RETRY_AFTER_CAP_MS } from '../../src/tracker/backoff.js';
 import { DEFAULT_MAX_ATTEMPTS } from '../../src/tracker/options.js';
-import { hasTestClock } from '../../src/util/clock.js';
+import { hasTestClock, realClock } from '../../src/util/clock.js';
 import { caught, clientFor, instantClock, until, useMockServer } from '../helpers.js';
 import { METER, manualClock, poisonProxy, spySpool, withTrackerClock } from './support.js';
 
@@ -231,6 +232,59 @@ describe('one failing event never stops the others', () => {
       expect(() => createUsageTracker(clientFor(mock.server), { maxAttempts: bad as number })).toThrow(
         /options\.maxAttempts/,
       );
+    }
+  });
+});
+
+describe('a long Retry-After is a wait, not a loop', () => {
+  it('a 429 asking for 30 days: one wait (an hour at most, on the one sleep), one onError, nothing sent meanwhile', async () => {
+    const clock = manualClock();
+    const errors: unknown[] = [];
+    const made = tracker(
+      withTrackerClock({ onError: (error) => void errors.push(error) }, clock),
+      clientFor(mock.server, { maxRetries: 0 }, clock),
+    );
+    mock.server.faults.add({
+      path: '/api/usage/events/',
+      status: 429,
+      headers: { 'retry-after': '2592000' },
+    });
+    await made.track({ ...METER, quantity: 1 });
+    await until(() => clock.sleeping() > 0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(clock.waits).toEqual([TRACKER_RETRY_AFTER_CAP_MS]);
+    expect(errors).toHaveLength(1);
+    clock.advance(2_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(errors).toHaveLength(1);
+    expect(mock.server.requests.count({ path: '/api/usage/events/' })).toBe(1);
+  });
+
+  it("the SDK's one sleep waits 30 days in chunks a timer can hold, never firing early, and stays cancellable", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const thirtyDays = 30 * 24 * 3600 * 1000;
+      let done = false;
+      const slept = realClock
+        .sleep(thirtyDays, undefined, () => new Error('stopped'))
+        .then(() => {
+          done = true;
+        });
+      await vi.advanceTimersByTimeAsync(2_000);
+      expect(done).toBe(false);
+      expect(vi.getTimerCount()).toBe(1);
+      await vi.advanceTimersByTimeAsync(thirtyDays - 2_001);
+      expect(done).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await slept;
+      expect(done).toBe(true);
+      const stop = new AbortController();
+      const cancelled = realClock.sleep(thirtyDays, stop.signal, () => new Error('stopped'));
+      stop.abort();
+      await expect(cancelled).rejects.toThrow('stopped');
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
     }
   });
 });
