@@ -288,3 +288,37 @@ describe('a long Retry-After is a wait, not a loop', () => {
     }
   });
 });
+
+describe('aggregation windows are timed on a monotonic clock', () => {
+  it.each([
+    ['forward', 3_600_000],
+    ['back', -3_600_000],
+  ])(
+    'after the wall clock steps %s, an event handed to a waitUntil still waits at most 1 s, and a window its full windowMs',
+    async (_, stepMs) => {
+      const clock = manualClock();
+      const made = tracker(withTrackerClock({ aggregate: { windowMs: 60_000 } }, clock));
+      const settled: string[] = [];
+      await made.track({ ...METER, quantity: 1 });
+      await until(() => clock.sleeping() === 1); // its window is open, closing in 60 s
+      clock.step(stepMs);
+      await made.track(
+        { ...METER, quantity: 2 },
+        { waitUntil: (p) => void p.then(() => settled.push('sent')) },
+      );
+      await until(() => clock.waits.length === 2);
+      clock.advance(1_000);
+      await until(() => settled.length === 1);
+      expect(mock.server.requests.count({ path: '/api/usage/events/' })).toBe(1);
+      // A new window after the step stays open its whole windowMs.
+      await made.track({ ...METER, quantity: 4 });
+      await until(() => clock.sleeping() === 1);
+      clock.advance(59_000);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(mock.server.requests.count({ path: '/api/usage/events/' })).toBe(1);
+      clock.advance(1_000);
+      await made.flush();
+      expect(mock.server.requests.count({ path: '/api/usage/events/' })).toBe(2);
+    },
+  );
+});

@@ -20,25 +20,30 @@ export function withTrackerClock(options: UsageTrackerOptions, clock: Clock): Us
  * A clock that moves only when the test says: waits end when `advance` passes their time, or at
  * once when their signal aborts. `waits` lists every wait scheduled, in ms; `sleeping` how many
  * are under way. Tests never sit through a real backoff, and can look at the tracker mid-outage.
+ * `step` moves the wall clock alone (an NTP step, a resumed VM): waits and `monotonic()` run on.
  */
 export function manualClock(): Clock & {
   waits: number[];
   sleeping(): number;
   advance(ms: number): void;
+  step(ms: number): void;
+  monotonic(): number;
 } {
-  let now = 1_700_000_000_000;
+  let elapsed = 0;
+  let wall = 1_700_000_000_000;
   const waits: number[] = [];
   const sleepers = new Set<{ until: number; resolve: () => void }>();
   return {
     waits,
-    now: () => now,
+    now: () => wall + elapsed,
+    monotonic: () => elapsed,
     sleeping: () => sleepers.size,
     sleep(ms, signal, onAbort) {
       if (signal?.aborted) return Promise.reject(onAbort());
       waits.push(ms);
       return new Promise<void>((resolve, reject) => {
         const sleeper = {
-          until: now + ms,
+          until: elapsed + ms,
           resolve: () => {
             signal?.removeEventListener('abort', abort);
             resolve();
@@ -53,13 +58,16 @@ export function manualClock(): Clock & {
       });
     },
     advance(ms) {
-      now += ms;
+      elapsed += ms;
       for (const sleeper of [...sleepers]) {
-        if (sleeper.until <= now) {
+        if (sleeper.until <= elapsed) {
           sleepers.delete(sleeper);
           sleeper.resolve();
         }
       }
+    },
+    step(ms) {
+      wall += ms;
     },
   };
 }
