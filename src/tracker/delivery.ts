@@ -8,7 +8,7 @@ import type { Aggregation } from './aggregation.js';
 import { trackerBackoff } from './backoff.js';
 import { batcher } from './batcher.js';
 import { causeOf } from './dead-letters.js';
-import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
+import type { HandedEntry, Ledger, LedgerEntry, Settlement } from './ledger.js';
 import type { DeadLetterReason, UsageTrackerOptions } from './options.js';
 import { concernsService, isWorthResending } from './send-failure.js';
 import type { Spool, SpoolEntry } from './spool.js';
@@ -68,7 +68,7 @@ export class Delivery {
   readonly #o: DeliveryOptions;
   readonly #ack: (id: string) => Promise<void>;
   /** Taken, waiting for a send slot (transient failures go back to the front). */
-  readonly #ready: LedgerEntry[] = [];
+  readonly #ready: HandedEntry[] = [];
   #started = false;
   #active = 0;
   #taking = false;
@@ -143,7 +143,7 @@ export class Delivery {
   }
 
   /** Entries to send as they are (a window of one, members left after a conflict). */
-  enqueue(entries: readonly LedgerEntry[]): void {
+  enqueue(entries: readonly HandedEntry[]): void {
     this.#ready.push(...entries);
     this.#pump();
   }
@@ -238,7 +238,7 @@ export class Delivery {
     }
   }
 
-  async #send(entry: LedgerEntry): Promise<void> {
+  async #send(entry: HandedEntry): Promise<void> {
     const { billing, ledger, work, signal } = this.#o;
     this.#active++;
     work.begin();
@@ -303,7 +303,7 @@ export class Delivery {
    * letter's reason is returned.
    */
   #retryLater(
-    entry: LedgerEntry,
+    entry: HandedEntry,
     error: unknown,
     attempts: Attempts,
     sentIn: number,
@@ -332,7 +332,7 @@ export class Delivery {
   }
 
   /** `entry` waits out a backoff of its own, out of the queue, then is sent again in turn. */
-  #wait(entry: LedgerEntry, ms: number): void {
+  #wait(entry: HandedEntry, ms: number): void {
     const { clock, signal, work } = this.#o;
     work.begin();
     clock
@@ -351,7 +351,7 @@ export class Delivery {
    * Tells `onDeadLetter`, before the acknowledgement: a crash in between tells it again rather than
    * never. False when close gave up while the callback ran: the event stays in the spool, told again later.
    */
-  async #deadLetter(entry: LedgerEntry, reason: DeadLetterReason): Promise<boolean> {
+  async #deadLetter(entry: HandedEntry, reason: DeadLetterReason): Promise<boolean> {
     const { onDeadLetter, stopped } = this.#o;
     const done = safely(onDeadLetter && (() => onDeadLetter(entry.event, reason))).then(() => true);
     return Promise.race([done, stopped]);

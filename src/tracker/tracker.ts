@@ -247,7 +247,8 @@ class Tracker {
       id = (await appended)[0] as string;
       // A writer's events are the relay's: nothing of them is counted or sent here.
       if (!this.#relay) return { tracked: { event_key }, done: Promise.resolve() };
-      this.#ledger.appended(id, spooled, since);
+      // The spool keeps the event; the ledger only with aggregation, which needs its key until handed.
+      this.#ledger.appended(id, this.#aggregation ? spooled : undefined, since);
     } catch (error) {
       this.#aggregation?.forget(event_key);
       throw appendFailure(error, event_key);
@@ -419,7 +420,8 @@ class Tracker {
   /** The entry left the spool: counted by the ledger, told, and room made for a waiting track. */
   #settle(entry: LedgerEntry, as: Settlement): void {
     this.#ledger.settle(entry, as);
-    this.#aggregation?.forget(entry.event.event_key); // when another instance sent it, it was never handed here
+    // When another instance sent it, it was never handed here.
+    if (entry.event) this.#aggregation?.forget(entry.event.event_key);
     if (as === 'recorded') this.#tell('sent');
     else if (as === 'deadLettered') this.#tell('dead-letter');
     this.#backpressure.grant();
