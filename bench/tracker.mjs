@@ -5,6 +5,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { BillingClient, createUsageTracker } from 'billing-sdk';
 import { fileSpool } from 'billing-sdk/node';
 import { DEMO } from 'billing-sdk/testing';
@@ -14,10 +16,12 @@ import { startMockProcess } from './mock-server.mjs';
 /** The section's title and how it measures, for RESULTS.md. */
 export const title = 'Usage tracker';
 export const how =
-  '`track` vs `record`: tinybench against the mock in its own process (`record` for 2 s; `track` for 150 ms, what it queued then flushed, untimed). The rest against the mock in this process: 16 and 1024 loops of `await track()` into `fileSpool(dir)` for 3 s, then `close({ timeoutMs: 0 })` and the file read back by a new spool; drains of 2,000 events with the mock answering after 20 ms; aggregation: 1,000 `track` calls a second for 2 s on one meter.';
+  '`track` vs `record`: tinybench against the mock in its own process (`record` for 2 s; `track` for 150 ms, what it queued then flushed, untimed). A queue of 100,000 on the memory spool with the service unreachable: heap per event after a full collection, then `track` back to back for 1 s on top of it, each call timed (mean, p99.9). The rest against the mock in this process: 16 and 1024 loops of `await track()` into `fileSpool(dir)` for 3 s, then `close({ timeoutMs: 0 })` and the file read back by a new spool; drains of 2,000 events with the mock answering after 20 ms; aggregation: 1,000 `track` calls a second for 2 s on one meter.';
 
 const METER = { product_code: DEMO.products.apiGateway.product_code, meter_code: DEMO.meters.apiCalls };
 const DRAIN_EVENTS = 2000;
+/** Events already queued when `track` is timed back to back (issue 41 §4). */
+const QUEUED = 100_000;
 const forever = Number.POSITIVE_INFINITY;
 
 async function perCall() {
@@ -39,6 +43,55 @@ async function perCall() {
   await tracker.close();
   mock.stop();
   return t;
+}
+
+/**
+ * A queue of QUEUED events on the memory spool, the service unreachable (a closed port: the tracker
+ * pauses and keeps them all): the heap each costs (after a full collection), then `track` back to
+ * back for 1 s on top of it, each call timed: what a long queue costs the calls that add to it.
+ */
+export async function queuedTrack() {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  const billing = new BillingClient({
+    apiKey: 'sk_test_bench',
+    baseUrl: 'http://127.0.0.1:9/api/',
+    maxRetries: 0,
+    logLevel: 'off',
+  });
+  const tracker = createUsageTracker(billing, { maxQueued: 10_000_000, onError: () => {} });
+  const track = () => tracker.track({ account_ref_id: 'acct_1', ...METER, quantity: 1 });
+  for (let i = 0; i < 10; i++) await track();
+  await sleep(200); // the first sends were refused: the tracker is paused, nothing leaves the queue
+  const settle = async () => {
+    await sleep(20);
+    gc();
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+  const before = await settle();
+  for (let i = 0; i < QUEUED; i++) await track();
+  const heapPerEvent = ((await settle()) - before) / QUEUED;
+  const us = [];
+  const end = performance.now() + 1000;
+  while (performance.now() < end) {
+    const t0 = performance.now();
+    await track();
+    us.push((performance.now() - t0) * 1000);
+  }
+  await tracker.close({ timeoutMs: 0 });
+  us.sort((a, b) => a - b);
+  const at = (p) => r3(us[Math.min(us.length - 1, Math.floor(p * us.length))]);
+  const mean = r3(us.reduce((sum, x) => sum + x, 0) / us.length);
+  return {
+    queued: QUEUED,
+    heapPerEvent: r3(heapPerEvent),
+    calls: us.length,
+    mean,
+    p50: at(0.5),
+    p99: at(0.99),
+    p999: at(0.999),
+  };
 }
 
 /** `callers` loops of `track` into a file spool for 3 s; then close, and read what is left back. */
@@ -129,6 +182,7 @@ async function aggregation(mock, billing, aggregate) {
 /** Runs the scenario: its goals first, then the figures behind them. */
 export async function run() {
   const t = await perCall();
+  const queued = await queuedTrack();
   const mock = await startMock();
   const billing = new BillingClient({ apiKey: mock.apiKey, baseUrl: mock.baseUrl, logLevel: 'off' });
   const files = [];
@@ -143,6 +197,7 @@ export async function run() {
   const record = t['usage.record (loopback)'];
   const track = t['tracker.track (memory spool)'];
   const ratio = r3(record.mean / track.mean);
+  const queuedRatio = r3(record.mean / queued.mean);
   const big = files.at(-1);
   const [many, memory, file] = drains;
   return {
@@ -152,6 +207,24 @@ export async function run() {
         `${track.mean} µs vs ${record.mean} µs: ${ratio}× less (track p99 ${track.p99} µs)`,
         '≥ 100×',
         ratio >= 100,
+      ),
+      goal(
+        `heap per queued event (${QUEUED.toLocaleString('en')} queued on the memory spool)`,
+        `${queued.heapPerEvent} B`,
+        '≤ 300 B',
+        queued.heapPerEvent <= 300,
+      ),
+      goal(
+        `tracker.track with ${QUEUED.toLocaleString('en')} queued vs usage.record (mean, 1 s back to back)`,
+        `${queued.mean} µs vs ${record.mean} µs: ${queuedRatio}× less (median ${queued.p50} µs, p99 ${queued.p99} µs, ${queued.calls} calls)`,
+        '≥ 100×',
+        queuedRatio >= 100,
+      ),
+      goal(
+        `tracker.track p99.9 with ${QUEUED.toLocaleString('en')} queued`,
+        `${queued.p999} µs`,
+        '≤ 100 µs',
+        queued.p999 <= 100,
       ),
       goal(
         'file spool, 1024 concurrent callers',
@@ -181,6 +254,7 @@ export async function run() {
       ),
     ],
     perCall: t,
+    queued,
     fileSpool: files,
     drain: drains,
     aggregation: aggregated,

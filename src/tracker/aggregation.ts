@@ -2,7 +2,7 @@ import { SpoolError } from '../core/errors/index.js';
 import type { UsageWriteParams } from '../resources/usage.js';
 import type { Clock } from '../util/clock.js';
 import { trackerBackoff } from './backoff.js';
-import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
+import type { HandedEntry, Ledger, LedgerEntry, Settlement } from './ledger.js';
 import type { Spool, SpooledEvent } from './spool.js';
 import type { Stop } from './stop.js';
 import { createSumWindows, type SumWindows } from './sum-windows.js';
@@ -19,7 +19,7 @@ export interface AggregationOptions {
   signal: Stop;
   report(error: unknown): void;
   /** Entries to send as they are: a window of one event, members left after a conflict. */
-  enqueue(entries: LedgerEntry[]): void;
+  enqueue(entries: HandedEntry[]): void;
   /** An aggregate is in the spool, ready to be taken and sent. */
   wake(): void;
   /** An entry left the spool without being sent here. */
@@ -33,7 +33,7 @@ export interface AggregationOptions {
  */
 export class Aggregation {
   readonly #options: AggregationOptions;
-  readonly #windows: SumWindows<LedgerEntry>;
+  readonly #windows: SumWindows<HandedEntry>;
   /**
    * Keys of events tracked here that may be summed (no metadata, no caller key), until handed, each
    * with the longest its window may still stay open (`undefined`: `windowMs`).
@@ -46,7 +46,7 @@ export class Aggregation {
 
   constructor(options: AggregationOptions) {
     this.#options = options;
-    this.#windows = createSumWindows<LedgerEntry>({
+    this.#windows = createSumWindows<HandedEntry>({
       windowMs: options.windowMs,
       clock: options.clock,
       formed: (members, aggregate) => {
@@ -72,7 +72,7 @@ export class Aggregation {
   }
 
   /** An entry handed by the spool: put in its window when it may be summed (true), else to be sent as it is. */
-  offer(entry: LedgerEntry): boolean {
+  offer(entry: HandedEntry): boolean {
     const key = entry.event.event_key;
     if (!this.#summable.has(key)) return false;
     const withinMs = this.#summable.get(key);
@@ -125,7 +125,7 @@ export class Aggregation {
    * keys; the others were acknowledged elsewhere (or by an earlier attempt that landed, whose
    * aggregate is in the spool and will be sent).
    */
-  async #replace(members: LedgerEntry[], aggregate: SpooledEvent): Promise<void> {
+  async #replace(members: HandedEntry[], aggregate: SpooledEvent): Promise<void> {
     const { spool, ledger, signal, report, clock } = this.#options;
     const ids = members.map((m) => m.id);
     await this.#options.work.run(async () => {
@@ -153,7 +153,7 @@ export class Aggregation {
   }
 
   /** After a conflict: sends the members still pending one by one; false when that is not known. */
-  async #unpicked(members: LedgerEntry[]): Promise<boolean> {
+  async #unpicked(members: HandedEntry[]): Promise<boolean> {
     const { spool, report, enqueue, settle } = this.#options;
     let pending: Set<string>;
     try {
@@ -162,7 +162,7 @@ export class Aggregation {
       report(error); // not knowing which members are left, the replace is tried again
       return false;
     }
-    const left: LedgerEntry[] = [];
+    const left: HandedEntry[] = [];
     for (const member of members) {
       if (pending.has(member.id)) left.push(member);
       else settle(member, 'elsewhere');

@@ -1,6 +1,6 @@
 import type { BillingClient } from '../client.js';
 import type { TrackerEvent } from '../core/diagnostics.js';
-import { APIError, type BillingError } from '../core/errors/index.js';
+import { APIError, BillingError } from '../core/errors/index.js';
 import type { Clock } from '../util/clock.js';
 import { safely } from '../util/safely.js';
 import { unref } from '../util/timers.js';
@@ -8,9 +8,9 @@ import type { Aggregation } from './aggregation.js';
 import { trackerBackoff } from './backoff.js';
 import { batcher } from './batcher.js';
 import { causeOf } from './dead-letters.js';
-import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
+import type { HandedEntry, Ledger, LedgerEntry, Settlement } from './ledger.js';
 import type { DeadLetterReason, UsageTrackerOptions } from './options.js';
-import { isWorthResending } from './send-failure.js';
+import { concernsService, isWorthResending } from './send-failure.js';
 import type { Spool, SpoolEntry } from './spool.js';
 import type { Stop } from './stop.js';
 import type { Work } from './work.js';
@@ -27,8 +27,10 @@ export interface DeliveryOptions {
   ledger: Ledger;
   work: Work;
   clock: Clock;
-  /** Requests under way at once (one while probing after a failure). */
+  /** Requests under way at once (one while probing after a failure of the whole service). */
   concurrency: number;
+  /** Retryable failures of one event before it becomes a dead letter. */
+  maxAttempts: number;
   /** Aborted when close gives up: sends and waits end, nothing new starts. */
   signal: Stop;
   aggregation: Aggregation | undefined;
@@ -41,16 +43,31 @@ export interface DeliveryOptions {
 }
 
 /**
+ * Different events failing retryably in a row, with no answer in between, that make it the whole
+ * service failing rather than each event (see {@link Delivery}).
+ */
+export const SERVICE_FAILING_EVENTS = 3;
+
+/**
  * The delivery loop: takes entries from the spool (a previous run's leftovers first), sends them
  * through `billing.usage.record`, `concurrency` at a time, and acknowledges each once it is recorded
- * or dead-lettered. After a transient failure sends pause for a backoff, then one probe at a time
- * until one succeeds; an idle loop looks again every second.
+ * or dead-lettered; an idle loop looks again every second.
+ *
+ * Retries (issue: one failing event must never stop the others):
+ * - an event that fails retryably on its own (a 5xx, 401, 403, 409) waits out a backoff of its own,
+ *   out of the queue, while the others keep flowing; after `maxAttempts` such failures it is a dead
+ *   letter, so a flush settles;
+ * - what concerns the whole service pauses every send: a 429 (its Retry-After), no answer (a
+ *   connection refused, a timeout), or {@link SERVICE_FAILING_EVENTS} different events failing in
+ *   a row. After that pause, one probe at a time until one is answered. A 429 or no answer never
+ *   counts against the event (it is put back first in line); a failed probe of the third kind goes
+ *   to its own backoff, so the next probe is another event.
  */
 export class Delivery {
   readonly #o: DeliveryOptions;
   readonly #ack: (id: string) => Promise<void>;
   /** Taken, waiting for a send slot (transient failures go back to the front). */
-  readonly #ready: LedgerEntry[] = [];
+  readonly #ready: HandedEntry[] = [];
   #started = false;
   #active = 0;
   #taking = false;
@@ -59,14 +76,19 @@ export class Delivery {
   #wakeScheduled = false;
   #idleTimer: ReturnType<typeof setTimeout> | undefined;
   #takeFailures = 0;
-  // Backoff after transient failures: sends pause, then one probe at a time until one succeeds.
+  // Backoff after failures of the whole service: sends pause, then one probe at a time until one is answered.
   #failures = 0;
+  /** Entries that failed retryably since the service last answered: several make it the service's failure. */
+  readonly #failing = new Set<string>();
   #generation = 0;
   #paused = false;
   #probing = false;
   #leftoversHanded: () => void = () => {};
-  /** Sends of each entry under way or retried, and when the first began: what its dead letter keeps. */
-  readonly #attempts = new Map<string, { n: number; first: number }>();
+  /**
+   * Of each entry under way or retried: its sends (`n`) and when the first began (what its dead
+   * letter keeps), and its retryable failures of its own (`failed`, bounded by `maxAttempts`).
+   */
+  readonly #attempts = new Map<string, Attempts>();
   /** Waiting for a take that starts after they asked ({@link nextTake}). */
   #takeWaiters: (() => void)[] = [];
   /** Resolves once a take hands fewer entries than asked: what a previous run left has been handed. */
@@ -120,7 +142,7 @@ export class Delivery {
   }
 
   /** Entries to send as they are (a window of one, members left after a conflict). */
-  enqueue(entries: readonly LedgerEntry[]): void {
+  enqueue(entries: readonly HandedEntry[]): void {
     this.#ready.push(...entries);
     this.#pump();
   }
@@ -215,13 +237,13 @@ export class Delivery {
     }
   }
 
-  async #send(entry: LedgerEntry): Promise<void> {
-    const { billing, ledger, work, signal, report, tell } = this.#o;
+  async #send(entry: HandedEntry): Promise<void> {
+    const { billing, ledger, work, signal } = this.#o;
     this.#active++;
     work.begin();
     ledger.setSending(entry, true);
     const sentIn = this.#generation;
-    const attempts = this.#attempts.get(entry.id) ?? { n: 0, first: this.#o.clock.now() };
+    const attempts = this.#attempts.get(entry.id) ?? { n: 0, failed: 0, first: this.#o.clock.now() };
     attempts.n++;
     this.#attempts.set(entry.id, attempts);
     try {
@@ -236,33 +258,26 @@ export class Delivery {
           return;
         }
         if (isWorthResending(error)) {
-          ledger.retried();
-          report(error, entry.event);
-          ledger.setSending(entry, false);
-          tell('retry');
-          this.#ready.unshift(entry);
-          // Sends that were already under way when the backoff began do not lengthen it.
-          if (sentIn === this.#generation) this.#backOff(error);
-          return;
+          reason = this.#retryLater(entry, error, attempts, sentIn);
+          if (!reason) return;
+        } else {
+          reason = { type: 'error', error: error as BillingError };
         }
-        reason = { type: 'error', error: error as BillingError };
       }
-      if (this.#probing) {
-        this.#probing = false;
-        this.#failures = 0;
-      }
+      if (!reason || reason.type === 'refused' || !isWorthResending(reason.error)) this.#answered();
       if (reason && !(await this.#deadLetter(entry, reason))) {
         ledger.setSending(entry, false);
         return;
       }
       this.#attempts.delete(entry.id);
+      this.#failing.delete(entry.id);
       try {
         if (reason && this.#o.spool.deadLetter) await this.#keep(entry, reason, attempts);
         else await this.#ack(entry.id);
       } catch (error) {
         // Recorded (or dead-lettered) all the same; the entry may be sent again by a later run,
         // under the same key, and dead-lettered again.
-        report(error, entry.event);
+        report(this.#o, error, entry);
       }
       this.#o.settle(entry, reason ? 'deadLettered' : 'recorded');
     } finally {
@@ -272,11 +287,70 @@ export class Delivery {
     }
   }
 
+  /** The service answered (recorded, or refused an event for good): it is up, probing ends. */
+  #answered(): void {
+    this.#failing.clear();
+    if (this.#probing) {
+      this.#probing = false;
+      this.#failures = 0;
+    }
+  }
+
+  /**
+   * A retryable failure of `entry`'s send: the entry is sent again later, alone or after a pause
+   * of every send (see {@link Delivery}), or, past `maxAttempts` failures of its own, the dead
+   * letter's reason is returned.
+   */
+  #retryLater(
+    entry: HandedEntry,
+    error: unknown,
+    attempts: Attempts,
+    sentIn: number,
+  ): DeadLetterReason | undefined {
+    const { ledger, tell } = this.#o;
+    const wholeService = concernsService(error);
+    if (!wholeService && ++attempts.failed >= this.#o.maxAttempts) {
+      return { type: 'error', error: asBillingError(error) };
+    }
+    ledger.retried();
+    report(this.#o, error, entry);
+    ledger.setSending(entry, false);
+    tell('retry');
+    // Sends that were already under way when a pause began do not lengthen it.
+    const fresh = sentIn === this.#generation;
+    if (wholeService) {
+      // Not the event's fault: first in line again, sent once the pause is over.
+      this.#ready.unshift(entry);
+      if (fresh) this.#backOff(error);
+      return undefined;
+    }
+    this.#failing.add(entry.id);
+    if (fresh && (this.#probing || this.#failing.size >= SERVICE_FAILING_EVENTS)) this.#backOff(error);
+    this.#wait(entry, trackerBackoff(attempts.failed, retryAfterOf(error)));
+    return undefined;
+  }
+
+  /** `entry` waits out a backoff of its own, out of the queue, then is sent again in turn. */
+  #wait(entry: HandedEntry, ms: number): void {
+    const { clock, signal, work } = this.#o;
+    work.begin();
+    signal
+      .signal((s) => clock.sleep(ms, s, () => new Error('stopped')))
+      .then(
+        () => {
+          this.#ready.push(entry);
+          work.end();
+          this.#pump();
+        },
+        () => work.end(), // close gave up: the entry stays in the spool
+      );
+  }
+
   /**
    * Tells `onDeadLetter`, before the acknowledgement: a crash in between tells it again rather than
    * never. False when close gave up while the callback ran: the event stays in the spool, told again later.
    */
-  async #deadLetter(entry: LedgerEntry, reason: DeadLetterReason): Promise<boolean> {
+  async #deadLetter(entry: HandedEntry, reason: DeadLetterReason): Promise<boolean> {
     const { onDeadLetter, signal } = this.#o;
     return signal.race(safely(onDeadLetter && (() => onDeadLetter(entry.event, reason))).then(() => true));
   }
@@ -300,10 +374,11 @@ export class Delivery {
     this.#generation++;
     this.#paused = true;
     this.#probing = true;
-    const retryAfterMs = error instanceof APIError ? error.retryAfterMs : undefined;
     work.begin();
     signal
-      .signal((s) => clock.sleep(trackerBackoff(this.#failures, retryAfterMs), s, () => new Error('stopped')))
+      .signal((s) =>
+        clock.sleep(trackerBackoff(this.#failures, retryAfterOf(error)), s, () => new Error('stopped')),
+      )
       .catch(() => {})
       .then(() => {
         this.#paused = false;
@@ -311,4 +386,31 @@ export class Delivery {
         this.#pump();
       });
   }
+}
+
+/** An entry's sends so far (see `Delivery`'s attempts). */
+interface Attempts {
+  /** Sends begun. */
+  n: number;
+  /** Retryable failures that were the event's own (not a 429, not "no answer"). */
+  failed: number;
+  /** When the first send began, on the tracker's clock. */
+  first: number;
+}
+
+/** The server's Retry-After of a failed send, when it gave one. */
+function retryAfterOf(error: unknown): number | undefined {
+  return error instanceof APIError ? error.retryAfterMs : undefined;
+}
+
+/** What a dead letter carries of a failure: the SDK's error, or one that wraps another (a broken `fetch`). */
+function asBillingError(error: unknown): BillingError {
+  if (error instanceof BillingError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new BillingError(`usage.record failed: ${message}`, { cause: error });
+}
+
+/** Tells `onError` a failure concerning `entry`'s event. */
+function report(options: DeliveryOptions, error: unknown, entry: LedgerEntry): void {
+  options.report(error, entry.event);
 }

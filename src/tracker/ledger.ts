@@ -22,16 +22,27 @@ export interface TrackerStats {
 /** An entry of the spool that the tracker knows and that is not acknowledged yet. */
 export interface LedgerEntry {
   readonly id: string;
-  event: SpooledEvent;
+  /**
+   * The event, once this process was handed it (the spool's copy). Before, `undefined` unless the
+   * tracker needs it (aggregation): a queued event is kept once, by the spool, not twice.
+   */
+  event: SpooledEvent | undefined;
   /** Events it stands for: 1, or the members of an aggregate. */
   weight: number;
-  /** When its (first) event was tracked, on the tracker's clock. */
+  /**
+   * When its (first) event was tracked: ms on the tracker's clock after the ledger's epoch (its
+   * first entry's time). Small, so V8 keeps it in the entry (a small integer) instead of a number
+   * object of its own: a queued event costs less heap.
+   */
   since: number;
   /** Whether this process was handed it by `take` (else another instance may send it). */
   handed: boolean;
   /** Whether its send (request and acknowledgement) is under way. */
   sending: boolean;
 }
+
+/** An entry this process was handed by the spool: its event is known. */
+export type HandedEntry = LedgerEntry & { event: SpooledEvent };
 
 /** How an entry left the ledger: acknowledged here as recorded or dead-lettered, or by another instance. */
 export type Settlement = 'recorded' | 'deadLettered' | 'elsewhere';
@@ -59,6 +70,14 @@ export class Ledger {
   #deadLettered = 0;
   #retries = 0;
   readonly #waiters = new Set<Waiter>();
+  /** What entries' `since` count from: the first time the ledger was told. */
+  #epoch: number | undefined;
+
+  /** `time` (the tracker's clock) as an entry's `since`. */
+  #since(time: number): number {
+    this.#epoch ??= time;
+    return time - this.#epoch;
+  }
 
   /** Events waiting to be sent, leftovers not handed yet included. */
   get queued(): number {
@@ -95,21 +114,25 @@ export class Ledger {
     this.#leftovers = 0;
   }
 
-  /** `track` appended `event` as `id` at `since` (a take may have handed it already, as an entry unknown then). */
-  appended(id: string, event: SpooledEvent, since: number): void {
+  /**
+   * `track` appended `event` as `id` at `since` (a take may have handed it already, as an entry
+   * unknown then). `event` may be left out: the spool holds it, and hands it with the entry.
+   */
+  appended(id: string, event: SpooledEvent | undefined, since: number): void {
     const known = this.#entries.get(id);
-    if (known) known.since = since;
-    else this.#add({ id, event, weight: 1, since, handed: false, sending: false });
+    if (known) known.since = this.#since(since);
+    else this.#add({ id, event, weight: 1, since: this.#since(since), handed: false, sending: false });
   }
 
   /**
    * A take handed `entry` to this process: its ledger entry, to send, or `undefined` when it was
    * handed already (a spool that hands an entry twice breaks its contract: it is sent once).
    */
-  handed(entry: SpoolEntry, now: number): LedgerEntry | undefined {
+  handed(entry: SpoolEntry, now: number): HandedEntry | undefined {
     let known = this.#entries.get(entry.id);
     if (known?.handed) return undefined;
-    if (!known) {
+    if (known) known.event ??= entry.event;
+    else {
       // Not appended here: a previous run's (leftovers come first), or another instance's.
       const leftover = this.#leftovers > 0;
       if (leftover) this.#leftovers--;
@@ -117,14 +140,14 @@ export class Ledger {
         id: entry.id,
         event: entry.event,
         weight: 1,
-        since: leftover ? this.#leftoversSince : now,
+        since: this.#since(leftover ? this.#leftoversSince : now),
         handed: true,
         sending: false,
       };
       this.#add(known);
     }
     known.handed = true;
-    return known;
+    return known as HandedEntry;
   }
 
   /** The entry's send starts (`true`), or ends without acknowledging it (`false`: it waits again). */
@@ -205,7 +228,9 @@ export class Ledger {
   /** The counters at `now` (the tracker's clock). */
   stats(now: number): TrackerStats {
     let oldest = this.#leftovers > 0 ? this.#leftoversSince : Number.POSITIVE_INFINITY;
-    for (const entry of this.#entries.values()) if (entry.since < oldest) oldest = entry.since;
+    const epoch = this.#epoch ?? 0;
+    for (const entry of this.#entries.values())
+      if (entry.since + epoch < oldest) oldest = entry.since + epoch;
     return {
       queued: this.queued,
       inFlight: this.#inFlight,

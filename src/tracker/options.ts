@@ -26,9 +26,12 @@ export type DeadLetterReason =
       result: UsageEventRefused;
     }
   | {
-      /** The service failed the request for good: a 400, an unknown account (404), a 422… */
+      /**
+       * The service failed the request for good (a 400, an unknown account (404), a 422…), or it
+       * failed retryably `maxAttempts` times (a 5xx, 401, 403 or 409 of this event's own).
+       */
       type: 'error';
-      /** The error `usage.record` failed with. */
+      /** The error `usage.record` failed with (the last one, after `maxAttempts`). */
       error: BillingError;
     };
 
@@ -65,13 +68,22 @@ export interface UsageTrackerOptions {
       }
     | undefined;
   /**
-   * Told once per event the service refused (`accepted: false`) or failed for good (400, 404, 422…):
-   * never retried; once this returns (or its promise settles) the event leaves the spool. A durable
+   * Told once per event the service refused (`accepted: false`) or failed for good (400, 404, 422…),
+   * or that failed retryably `maxAttempts` times: never retried after that; once this returns (or
+   * its promise settles) the event leaves the spool. A durable
    * spool keeps it as a dead letter (`deadLetters(spool)` lists, replays or drops it); with
    * `memorySpool` this is all there is of it, so store it somewhere if it matters. A callback that
    * throws is ignored.
    */
   onDeadLetter?: ((event: SpooledEvent, reason: DeadLetterReason) => void | Promise<void>) | undefined;
+  /**
+   * Sends of one event that may fail retryably (a 5xx, 401, 403, 409 or an error of your `fetch`)
+   * before it becomes a dead letter, told to `onDeadLetter` with the last error and kept in a
+   * durable spool's dead-letter store. Default 10 (about two minutes of backoff of its own). A
+   * failing event waits out its own backoff while the others keep flowing; a 429, a connection
+   * refused or a timeout pauses the whole tracker instead and never counts against an event.
+   */
+  maxAttempts?: number | undefined;
   /**
    * Told each transient failure (retried with backoff, counted in `stats().retries`) with the event
    * it concerned, and failures of the spool or of a callback without one. A callback that throws is ignored.
@@ -106,10 +118,14 @@ export interface UsageTrackerOptions {
  */
 export const WAIT_UNTIL_WINDOW_MS = 1000;
 
+/** Sends of one event failing retryably before it becomes a dead letter, by default. */
+export const DEFAULT_MAX_ATTEMPTS = 10;
+
 /** Options after defaults and checks. */
 export interface ResolvedTrackerOptions {
   spool: Spool;
   concurrency: number;
+  maxAttempts: number;
   maxQueued: number;
   onFull: 'wait' | 'reject';
   windowMs: number | undefined;
@@ -150,6 +166,7 @@ const aggregateRule: Rule = (v, field = 'aggregate'): InvalidRequestIssue[] | st
 const trackerRules: Record<keyof UsageTrackerOptions, Rule[]> = {
   spool: [spoolRule],
   concurrency: [integer(1, 1024)],
+  maxAttempts: [integer(1, 1_000_000)],
   maxQueued: [integer(1)],
   onFull: [oneOf(['wait', 'reject'])],
   aggregate: [aggregateRule],
@@ -188,6 +205,7 @@ export function resolveTrackerOptions(options: unknown): ResolvedTrackerOptions 
   return {
     spool,
     concurrency: o.concurrency ?? 8,
+    maxAttempts: o.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     maxQueued: o.maxQueued ?? 100_000,
     onFull: o.onFull ?? 'wait',
     windowMs: o.aggregate?.windowMs,

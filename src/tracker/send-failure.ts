@@ -1,4 +1,10 @@
-import { AuthenticationError, BillingError, PermissionDeniedError } from '../core/errors/index.js';
+import {
+  APIConnectionError,
+  AuthenticationError,
+  BillingError,
+  PermissionDeniedError,
+  RateLimitError,
+} from '../core/errors/index.js';
 import { retryDecision } from '../internal/retry.js';
 
 /**
@@ -20,4 +26,16 @@ export function isWorthResending(error: unknown): boolean {
   // The event is sent with its key, so it is as safe to resend as a GET (idempotent).
   return retryDecision(error, 1, { maxRetries: 1, maxRetryDelay: Number.POSITIVE_INFINITY, idempotent: true })
     .retry;
+}
+
+/**
+ * Whether a failed send says something about the whole service rather than about its event: a 429
+ * (the service, or the client's cooldown, asked for a pause) or no answer at all (a connection
+ * refused or reset, a timeout). The whole tracker then pauses, and such a failure never counts
+ * against the event's attempts: it is not the event's fault. Any other retryable failure (a 5xx,
+ * 401, 403, 409) may be the event's own; several different events failing in a row make it the
+ * service's too (see `Delivery`).
+ */
+export function concernsService(error: unknown): boolean {
+  return error instanceof RateLimitError || error instanceof APIConnectionError;
 }

@@ -1,4 +1,4 @@
-import type { Clock } from '../util/clock.js';
+import { type Clock, monotonicNow } from '../util/clock.js';
 import { randomUUID } from '../util/uuid.js';
 import type { SpooledEvent } from './spool.js';
 
@@ -45,7 +45,10 @@ interface Window<M> {
   members: M[];
   quantity: number;
   timer: AbortController;
-  /** When the window closes, on the clock. */
+  /**
+   * When the window closes, on the clock's monotonic time: a wall-clock step (NTP, a resumed VM)
+   * must neither keep a window open past what a `waitUntil` allows nor close one early.
+   */
   closesAt: number;
 }
 
@@ -85,7 +88,7 @@ export function createSumWindows<M extends AggregateMember>(options: SumWindowsO
   const closeIn = (key: string, window: Window<M>, ms: number) => {
     window.timer.abort();
     window.timer = new AbortController();
-    window.closesAt = clock.now() + ms;
+    window.closesAt = monotonicNow(clock) + ms;
     clock
       .sleep(ms, window.timer.signal, () => new Error('window closed'))
       .then(
@@ -115,7 +118,7 @@ export function createSumWindows<M extends AggregateMember>(options: SumWindowsO
         window = undefined;
       }
       if (!window) window = open(key, Math.min(windowMs, withinMs));
-      else if (window.closesAt > clock.now() + withinMs) closeIn(key, window, withinMs);
+      else if (window.closesAt > monotonicNow(clock) + withinMs) closeIn(key, window, withinMs);
       window.members.push(member);
       window.quantity += quantity;
     },

@@ -1,7 +1,7 @@
 import type { BillingClient } from '../client.js';
 import type { TrackerEvent } from '../core/diagnostics.js';
 import { InvalidRequestError, UsageTrackerError } from '../core/errors/index.js';
-import { check, checkOptions, func, nonNegative } from '../internal/checks.js';
+import { check, checkOptions, func, nonNegative, type Rule } from '../internal/checks.js';
 import { type UsageWriteParams, usageWriteRules } from '../resources/usage.js';
 import type { Clock } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
@@ -9,6 +9,7 @@ import { safely } from '../util/safely.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { randomUUID } from '../util/uuid.js';
 import { Aggregation } from './aggregation.js';
+import { appendFailure } from './append-failure.js';
 import { Backpressure } from './backpressure.js';
 import { Delivery } from './delivery.js';
 import { Ledger, type LedgerEntry, type Settlement, type TrackerStats } from './ledger.js';
@@ -79,6 +80,25 @@ export function createUsageTracker(billing: BillingClient, options?: UsageTracke
   };
 }
 
+/**
+ * `options.transaction` must be the caller's open transaction: an object or a function (postgres.js's
+ * `tx` is one). Anything else present (`0`, `false`, a string) was meant as something, never as
+ * "no transaction": refused, not read as absent, or the event would be stored outside the
+ * caller's transaction (billed for an order rolled back).
+ */
+const transactionRule: Rule = (v) =>
+  typeof v === 'object' || typeof v === 'function' ? undefined : transactionMessage(`a ${typeof v}`);
+
+function transactionMessage(got: string): string {
+  return `must be your open database transaction (got ${got}); leave it out to track outside one. Nothing was queued`;
+}
+
+function notATransaction(got: string): InvalidRequestError {
+  return new InvalidRequestError('usageTracker.track', [
+    { field: 'options.transaction', message: transactionMessage(got) },
+  ]);
+}
+
 function closedError(): UsageTrackerError {
   return new UsageTrackerError(
     'closed',
@@ -141,6 +161,7 @@ class Tracker {
       ...shared,
       billing,
       concurrency,
+      maxAttempts: options.maxAttempts,
       aggregation: this.#aggregation,
       onDeadLetter,
       settle,
@@ -153,9 +174,11 @@ class Tracker {
 
   async track(event: UsageWriteParams, options?: TrackOptions): Promise<{ event_key: string }> {
     const { transaction, waitUntil = this.#waitUntil } = checkOptions('usageTracker.track', options, {
-      transaction: [],
+      transaction: [transactionRule],
       waitUntil: [func],
     }) as TrackOptions;
+    // check() reads null as "not given": a transaction given as null would be written outside it.
+    if ((options as TrackOptions | undefined)?.transaction === null) throw notATransaction('null');
     if (!waitUntil) return (await this.#track(event, transaction, false)).tracked;
     // Handed before anything else, while the request is surely still live: some platforms refuse a
     // waitUntil once the response is out.
@@ -220,10 +243,11 @@ class Tracker {
       id = (await appended)[0] as string;
       // A writer's events are the relay's: nothing of them is counted or sent here.
       if (!this.#relay) return { tracked: { event_key }, done: Promise.resolve() };
-      this.#ledger.appended(id, spooled, since);
+      // The spool keeps the event; the ledger only with aggregation, which needs its key until handed.
+      this.#ledger.appended(id, this.#aggregation ? spooled : undefined, since);
     } catch (error) {
       this.#aggregation?.forget(event_key);
-      throw error;
+      throw appendFailure(error, event_key);
     } finally {
       this.#appending.delete(appended);
       this.#backpressure.release();
@@ -254,7 +278,18 @@ class Tracker {
   async #trackIn(transaction: unknown, spooled: SpooledEvent): Promise<void> {
     // An open that failed is tried again here, in the background, as track and flush try it.
     if (this.#opening === undefined) this.#start().catch((error: unknown) => this.#report(error));
-    await (this.#spool.appendIn as NonNullable<Spool['appendIn']>)(transaction, [spooled]);
+    try {
+      await (this.#spool.appendIn as NonNullable<Spool['appendIn']>)(transaction, [spooled]);
+    } catch (error) {
+      // The spool names its own argument; the caller gave options.transaction.
+      if (error instanceof InvalidRequestError && error.issues.some((i) => i.field === 'transaction')) {
+        throw new InvalidRequestError(
+          'usageTracker.track',
+          error.issues.map((i) => (i.field === 'transaction' ? { ...i, field: 'options.transaction' } : i)),
+        );
+      }
+      throw error;
+    }
     this.#transactional = true;
   }
 
@@ -381,7 +416,8 @@ class Tracker {
   /** The entry left the spool: counted by the ledger, told, and room made for a waiting track. */
   #settle(entry: LedgerEntry, as: Settlement): void {
     this.#ledger.settle(entry, as);
-    this.#aggregation?.forget(entry.event.event_key); // when another instance sent it, it was never handed here
+    // When another instance sent it, it was never handed here.
+    if (entry.event) this.#aggregation?.forget(entry.event.event_key);
     if (as === 'recorded') this.#tell('sent');
     else if (as === 'deadLettered') this.#tell('dead-letter');
     this.#backpressure.grant();

@@ -26,8 +26,10 @@ export interface TrackOptions {
    * tracker took it after the commit; `flush()` (and so `close()`) takes once more, so it waits for
    * the events of transactions committed before it that this instance takes (another instance may
    * take and send some). It is never summed with others by `aggregate` (it was written before the
-   * tracker could). With a spool that cannot:
-   * {@link InvalidRequestError} naming `options.transaction`, nothing queued.
+   * tracker could). With a spool that cannot, or a value that is no transaction the spool can
+   * write through (`null`, `{}`, `0` included: given, so never read as "no transaction"):
+   * {@link InvalidRequestError} naming `options.transaction`, nothing queued. Leave it out (or
+   * `undefined`) to track outside a transaction.
    */
   transaction?: unknown;
   /**
@@ -61,7 +63,9 @@ export interface UsageTracker {
    * the spool, with the key it will be recorded under. Waits for room when `maxQueued` events are
    * waiting (or rejects with {@link UsageTrackerError} `'full'` under `onFull: 'reject'`); rejects with
    * `'closed'` after {@link close}, and with a `SpoolError` when the spool could not store it (or
-   * could not be opened: each call tries again). With `options.transaction`, the event is written
+   * could not be opened: each call tries again). When the spool may have stored it all the same
+   * (an answer too late or lost, a sync that failed), that error says `outcome: 'unknown'` and
+   * carries its `eventKey`: track it again under that key, and it is recorded once. With `options.transaction`, the event is written
    * through that transaction instead (see {@link TrackOptions}). With a `waitUntil` (the
    * tracker's option, or `options.waitUntil`), that function is handed a promise that settles once
    * the event is recorded or dead-lettered (see {@link TrackOptions.waitUntil}).

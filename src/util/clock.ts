@@ -5,8 +5,14 @@ import { MAX_TIMER_MS, unref } from './timers.js';
  * SDK schedules instead of sitting through them.
  */
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch: wall-clock time, for timestamps (it may step, after an NTP sync or a resumed VM). */
   now(): number;
+  /**
+   * Milliseconds on a monotonic clock (`performance.now()`): for deadlines, which a wall-clock
+   * step must not move. Optional for a test clock, which then times deadlines on {@link now}
+   * (see {@link monotonicNow}).
+   */
+  monotonic?(): number;
   /**
    * Resolves after `ms`; rejects with `onAbort()`'s error as soon as `signal` aborts. A
    * `background` wait (a keeper's beat, not a request's retry) never keeps the process alive.
@@ -20,12 +26,13 @@ export interface Clock {
 }
 
 /**
- * The real clock: `Date.now` and `setTimeout`. This is the SDK's one sleep: a wait longer than
+ * The real clock: `Date.now`, `performance.now` and `setTimeout`. This is the SDK's one sleep: a wait longer than
  * {@link MAX_TIMER_MS} (about 24.8 days) is slept in chunks, because `setTimeout` fires a larger delay
  * after about 1 ms (a busy loop); `Infinity` waits until `signal` aborts. It stays cancellable.
  */
 export const realClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   sleep(ms, signal, onAbort, background) {
     if (signal?.aborted) return Promise.reject(onAbort());
     if (!(ms > 0)) return Promise.resolve();
@@ -52,6 +59,11 @@ export const realClock: Clock = {
     });
   },
 };
+
+/** `clock`'s monotonic time (see {@link Clock.monotonic}), or its wall-clock time when it has none. */
+export function monotonicNow(clock: Clock): number {
+  return clock.monotonic ? clock.monotonic() : clock.now();
+}
 
 /**
  * The test seam, and the only place it is read. The SDK's own tests replace the clock of a client,

@@ -159,14 +159,14 @@ describe('track(event, { transaction }) with node-postgres', () => {
     expect(Math.max(...latencies)).toBeLessThan(300);
   });
 
-  it('a Pool or anything that is no transaction: InvalidRequestError naming transaction, nothing queued', async () => {
+  it('a Pool or anything that is no transaction: InvalidRequestError naming options.transaction, nothing queued', async () => {
     const table = freshTable();
     const usage = tracker(pool, table);
     await usage.flush(); // the table exists from here
     for (const bad of [pool, { query: () => {} }, 'BEGIN']) {
       const error = await caught(() => usage.track(event(), { transaction: bad }));
       expect(error).toBeInstanceOf(InvalidRequestError);
-      expect((error as InvalidRequestError).issues.map((i) => i.field)).toEqual(['transaction']);
+      expect((error as InvalidRequestError).issues.map((i) => i.field)).toEqual(['options.transaction']);
     }
     expect(await rowCount(table)).toBe(0);
   });
@@ -206,11 +206,11 @@ describe('track(event, { transaction }) with postgres.js', () => {
     await expectOnlyCommittedSent(table, committed, rolledBack);
   });
 
-  it('a postgres.js sql that is not a tx of sql.begin is refused, naming transaction', async () => {
+  it('a postgres.js sql that is not a tx of sql.begin is refused, naming options.transaction', async () => {
     const usage = tracker(sql, freshTable());
     const error = await caught(() => usage.track(event(), { transaction: sql }));
     expect(error).toBeInstanceOf(InvalidRequestError);
-    expect((error as InvalidRequestError).issues.map((i) => i.field)).toEqual(['transaction']);
+    expect((error as InvalidRequestError).issues.map((i) => i.field)).toEqual(['options.transaction']);
   });
 });
 

@@ -36,6 +36,10 @@ describe('trackerBackoff', () => {
     [3, 0, low, 1_000],
     [7, 120_000, high, 120_000],
     [1, 1_234.5, low, 1_235],
+    // Up to an hour: a Retry-After of 30 days (or any length) is waited an hour at a time.
+    [1, 3_600_000, low, 3_600_000],
+    [1, 2_592_000_000, low, 3_600_000],
+    [9, Number.POSITIVE_INFINITY, high, 3_600_000],
   ] as const)(
     'after %s failure(s), Retry-After %s, random %o → %s ms',
     (failures, retryAfterMs, random, expected) => {

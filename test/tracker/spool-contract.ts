@@ -17,9 +17,12 @@
  */
 import { afterEach, describe, expect, it, type TestContext } from 'vitest';
 import { InvalidRequestError, SpoolError } from '../../src/core/errors/index.js';
+import { createUsageTracker } from '../../src/index.js';
 import { deadLetters, keepsDeadLetters } from '../../src/tracker/dead-letters.js';
 import type { DeadLetterEntry, Spool, SpoolEntry, SpooledEvent } from '../../src/tracker/spool.js';
 import { randomUUID } from '../../src/util/uuid.js';
+import { clientFor, instantClock, startMock } from '../helpers.js';
+import { poisonProxy, withTrackerClock } from './support.js';
 
 /** A valid event for the demo seed, with its key fixed; `n` makes each one distinct. */
 export function spooledEvent(n: number, extra: Partial<SpooledEvent> = {}): SpooledEvent {
@@ -102,6 +105,26 @@ async function expectEveryStepClosed(spool: Spool): Promise<void> {
     expect(error, name).toBeInstanceOf(SpoolError);
     expect((error as SpoolError).code, name).toBe('closed');
   }
+}
+
+/** Settles with `promise`, or rejects after `ms` (a flush that never settles fails instead of hanging). */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not settled within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** `spool` with its `append` replaced (a class's methods kept bound to it). */
+function withAppend(spool: Spool, append: Spool['append']): Spool {
+  return new Proxy(spool, {
+    get(target, key) {
+      if (key === 'append') return append;
+      const value = Reflect.get(target, key, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 /** Runs the {@link Spool} contract against the spools `makeSpool` makes (see the module comment). */
@@ -419,6 +442,77 @@ export function spoolContract(name: string, makeSpool: (place: string) => Spool 
         expect(await rejection(async () => letters.drop(bad))).toBeInstanceOf(InvalidRequestError);
       }
       expect(await rejection(async () => letters.list({ max: 0 }))).toBeInstanceOf(InvalidRequestError);
+    });
+
+    test('a tracker on it: an event the service refuses retryably on its own backs off alone, the others are recorded, and after maxAttempts it is a dead letter (in the dead-letter store where the spool keeps one); flush settles', async () => {
+      const server = await startMock();
+      const proxy = await poisonProxy(new URL(server.baseUrl).origin);
+      const spool = await makeSpool(place);
+      made.push(spool);
+      const letters: string[] = [];
+      const billing = clientFor(server, { baseUrl: `${proxy.url}/api/`, maxRetries: 0 });
+      const tracker = createUsageTracker(
+        billing,
+        withTrackerClock(
+          { spool, maxAttempts: 3, onDeadLetter: (event) => void letters.push(event.event_key) },
+          instantClock(),
+        ),
+      );
+      try {
+        const poison = spooledEvent(0);
+        proxy.poison(poison.event_key, 503);
+        await tracker.track(poison);
+        const healthy = [1, 2, 3, 4, 5, 6].map((i) => spooledEvent(i));
+        for (const event of healthy) await tracker.track(event);
+        await within(tracker.flush(), 15_000);
+        for (const event of healthy) expect(server.store.usageEvent(event.event_key)).toBeDefined();
+        expect(proxy.refused.get(poison.event_key)).toBe(3);
+        expect(letters).toEqual([poison.event_key]);
+        expect(tracker.stats()).toMatchObject({ recorded: 6, deadLettered: 1, queued: 0, inFlight: 0 });
+        if (keepsDeadLetters(spool)) {
+          const kept = await spool.listDeadLetters();
+          expect(kept.map((letter) => letter.event.event_key)).toEqual([poison.event_key]);
+          expect(kept[0]).toMatchObject({ attempts: 3, reason: { type: 'error', status: 503 } });
+        }
+        expect(await tracker.close()).toEqual({ unsent: 0 });
+      } finally {
+        await tracker.close({ timeoutMs: 0 }).catch(() => {});
+        await proxy.close();
+        await server.close();
+      }
+    });
+
+    test('a tracker on it: an append whose answer is lost rejects with outcome unknown and the eventKey; tracked again under that key, it is recorded once', async () => {
+      const server = await startMock();
+      const spool = await makeSpool(place);
+      made.push(spool);
+      let lose = 1;
+      const losing = withAppend(spool, async (events) => {
+        const ids = await spool.append(events);
+        if (lose-- > 0) throw new SpoolError('unavailable', 'the reply was lost');
+        return ids;
+      });
+      const tracker = createUsageTracker(
+        clientFor(server, { maxRetries: 0 }),
+        withTrackerClock({ spool: losing }, instantClock()),
+      );
+      try {
+        const { event_key: _, ...event } = spooledEvent(0, { quantity: 7 });
+        const error = await rejection(() => tracker.track(event));
+        expect(error).toBeInstanceOf(SpoolError);
+        expect(error).toMatchObject({ code: 'unavailable', outcome: 'unknown' });
+        const eventKey = (error as SpoolError).eventKey as string;
+        expect(typeof eventKey).toBe('string');
+        await tracker.track({ ...event, event_key: eventKey });
+        await within(tracker.flush(), 15_000);
+        // Its entry was written after all, and is sent as well as the retry's, under the same key: counted once.
+        expect(server.store.usageEvents.filter((e) => e.event_key === eventKey)).toHaveLength(1);
+        expect(server.store.usageEvent(eventKey)?.quantity).toBe(7);
+        expect(await tracker.close()).toEqual({ unsent: 0 });
+      } finally {
+        await tracker.close({ timeoutMs: 0 }).catch(() => {});
+        await server.close();
+      }
     });
 
     test('misuse: close before open, twice, and twice at once resolve, doing nothing more', async () => {

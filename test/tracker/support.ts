@@ -1,8 +1,10 @@
+import { request as httpRequest } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { UsageTrackerOptions } from '../../src/index.js';
 import { memorySpool } from '../../src/tracker/memory-spool.js';
 import type { Spool } from '../../src/tracker/spool.js';
 import { type Clock, withTestClock } from '../../src/util/clock.js';
+import { type LoopbackServer, serveNode } from '../helpers.js';
 
 /** The demo seed's postpaid meter: usage events there are recorded. */
 export const METER = { account_ref_id: 'acct_active', product_code: 'api-gateway', meter_code: 'api_calls' };
@@ -18,25 +20,30 @@ export function withTrackerClock(options: UsageTrackerOptions, clock: Clock): Us
  * A clock that moves only when the test says: waits end when `advance` passes their time, or at
  * once when their signal aborts. `waits` lists every wait scheduled, in ms; `sleeping` how many
  * are under way. Tests never sit through a real backoff, and can look at the tracker mid-outage.
+ * `step` moves the wall clock alone (an NTP step, a resumed VM): waits and `monotonic()` run on.
  */
 export function manualClock(): Clock & {
   waits: number[];
   sleeping(): number;
   advance(ms: number): void;
+  step(ms: number): void;
+  monotonic(): number;
 } {
-  let now = 1_700_000_000_000;
+  let elapsed = 0;
+  let wall = 1_700_000_000_000;
   const waits: number[] = [];
   const sleepers = new Set<{ until: number; resolve: () => void }>();
   return {
     waits,
-    now: () => now,
+    now: () => wall + elapsed,
+    monotonic: () => elapsed,
     sleeping: () => sleepers.size,
     sleep(ms, signal, onAbort) {
       if (signal?.aborted) return Promise.reject(onAbort());
       waits.push(ms);
       return new Promise<void>((resolve, reject) => {
         const sleeper = {
-          until: now + ms,
+          until: elapsed + ms,
           resolve: () => {
             signal?.removeEventListener('abort', abort);
             resolve();
@@ -51,13 +58,16 @@ export function manualClock(): Clock & {
       });
     },
     advance(ms) {
-      now += ms;
+      elapsed += ms;
       for (const sleeper of [...sleepers]) {
-        if (sleeper.until <= now) {
+        if (sleeper.until <= elapsed) {
           sleepers.delete(sleeper);
           sleeper.resolve();
         }
       }
+    },
+    step(ms) {
+      wall += ms;
     },
   };
 }
@@ -175,4 +185,45 @@ export async function refusingProxy(target: string): Promise<{
     },
     close: stop,
   };
+}
+
+/**
+ * An HTTP server in front of the mock that refuses the usage events whose `event_key` was poisoned,
+ * with the status given (a 5xx, 401, 403 or 409 for that event alone), and passes every other
+ * request on as it is. `refused` counts each poisoned key's refusals.
+ */
+export async function poisonProxy(target: string): Promise<
+  LoopbackServer & {
+    poison(eventKey: string, status: number): void;
+    refused: Map<string, number>;
+  }
+> {
+  const poisoned = new Map<string, number>();
+  const refused = new Map<string, number>();
+  const { hostname, port } = new URL(target);
+  const server = await serveNode(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    if (req.method === 'POST' && req.url?.includes('/usage/events')) {
+      const key = (JSON.parse(body.toString() || '{}') as { event_key?: string }).event_key ?? '';
+      const status = poisoned.get(key);
+      if (status !== undefined) {
+        refused.set(key, (refused.get(key) ?? 0) + 1);
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ detail: `refused ${key}` }));
+        return;
+      }
+    }
+    const upstream = httpRequest(
+      { hostname, port, path: req.url, method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    upstream.end(body);
+  });
+  return { ...server, poison: (eventKey, status) => void poisoned.set(eventKey, status), refused };
 }

@@ -148,11 +148,17 @@ export type SpoolErrorCode =
   | 'locked'
   /** A stored record could not be read back: the spool refuses to guess rather than lose or resend events. */
   | 'corrupt'
-  /** Writing or syncing failed: what was being appended was not stored. */
+  /**
+   * Writing or syncing failed. For an append, what was being appended may have reached the file
+   * all the same (a sync that failed after the write): `track` then says so (`outcome`).
+   */
   | 'io'
   /** The spool is not open (never opened, or closed). */
   | 'closed'
-  /** The spool's store (Redis, PostgreSQL) failed, could not be reached or did not answer in time: nothing was stored. */
+  /**
+   * The spool's store (Redis, PostgreSQL) failed, could not be reached or did not answer in time.
+   * For an append, whether it stored the events may be unknown (`track` then says so: `outcome`).
+   */
   | 'unavailable'
   /** A replace found a member acknowledged or claimed elsewhere meanwhile: nothing was written. */
   | 'conflict'
@@ -174,17 +180,33 @@ export class SpoolError extends BillingError {
   override readonly name = 'SpoolError' as const;
   /** What failed. */
   readonly code: SpoolErrorCode;
+  /**
+   * Set by `tracker.track` when the spool may have stored the event all the same (a reply that
+   * came too late or was lost, a write whose sync failed): it may still be sent. Retry `track`
+   * with this same `eventKey` (as the event's `event_key`): the service records a key once.
+   */
+  declare readonly outcome?: 'unknown';
+  /** With {@link outcome}: the `event_key` the event was (perhaps) stored under. */
+  declare readonly eventKey?: string;
 
   /**
    * Built by a spool when it cannot do what was asked.
    *
    * @param code - What failed.
    * @param message - Human-readable detail (names the file).
-   * @param options - `cause`: the underlying error, when there is one.
+   * @param options - `cause`: the underlying error, when there is one; `outcome` and `eventKey`:
+   * the event may have been stored (see {@link SpoolError.outcome}).
    */
-  constructor(code: SpoolErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(
+    code: SpoolErrorCode,
+    message: string,
+    options?: { cause?: unknown; outcome?: 'unknown'; eventKey?: string },
+  ) {
+    super(message, options && 'cause' in options ? { cause: options.cause } : undefined);
     this.code = code;
+    // Own properties only when set, so an error without them prints and serialises as before.
+    if (options?.outcome) (this as { outcome?: 'unknown' }).outcome = options.outcome;
+    if (options?.eventKey !== undefined) (this as { eventKey?: string }).eventKey = options.eventKey;
   }
 }
 
