@@ -1,6 +1,7 @@
 import { checkOptions, integer, text } from '../internal/checks.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
 import { type DeadLetterSteps, deadLetterSteps, Handout, SpoolCore } from '../tracker/spool-core.js';
+import { checkStorable } from '../tracker/storable-event.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { boundedDb } from './bounded.js';
 import { driverOf, type Sql, transactionOf } from './driver.js';
@@ -203,7 +204,10 @@ class PostgresSpool implements Spool {
   }
 
   append(events: readonly SpooledEvent[]): Promise<string[]> {
-    return this.#core.run('append', () => insertEvents(this.table.db, this.table, events));
+    return this.#core.run('append', () => {
+      checkStorable('postgresSpool.append', events);
+      return insertEvents(this.table.db, this.table, events);
+    });
   }
 
   /**
@@ -217,6 +221,8 @@ class PostgresSpool implements Spool {
       'appendIn',
       async () => {
         const sql = transactionOf(transaction, 'postgresSpool.appendIn', 'transaction');
+        // Refused before any statement: a failed one would abort the caller's transaction.
+        checkStorable('postgresSpool.appendIn', events);
         await this.#tableIn(sql);
         return insertEvents(sql, this.table, events);
       },

@@ -2,6 +2,7 @@ import { SpoolError } from '../core/errors/index.js';
 import { checkOptions, integer, text } from '../internal/checks.js';
 import type { Spool } from '../tracker/spool.js';
 import { deadLetterSteps, Handout, SpoolCore } from '../tracker/spool-core.js';
+import { checkStorable } from '../tracker/storable-event.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { adaptClient, type RedisClient } from './adapt.js';
 import { evalScript, px } from './client.js';
@@ -187,6 +188,7 @@ export function redisSpool(client: RedisClient, options: RedisSpoolOptions = {})
     append: (events) =>
       core.run('append', async () => {
         if (events.length === 0) return [];
+        checkStorable('redisSpool.append', events);
         const json = events.map((event) => JSON.stringify(event));
         const reply = await writeBeforeDeadline(spool, clock, 'append', json);
         const ids = reply[2];

@@ -1,5 +1,6 @@
 import type { Spool, SpoolEntry, SpooledEvent } from './spool.js';
 import { SpoolCore } from './spool-core.js';
+import { checkStorable } from './storable-event.js';
 
 /**
  * A {@link Spool} in this process's memory: the usage tracker's default. Fast (an append costs
@@ -46,6 +47,7 @@ export function memorySpool(): Spool {
       }),
     async append(events) {
       core.check('append');
+      checkStorable('memorySpool.append', events);
       return events.map(store);
     },
     async take(max) {

@@ -41,6 +41,8 @@ describe('the billing-sdk/redis entry', () => {
       'src/tracker/dead-letter-record.ts',
       // The durable-spool core every spool stands on.
       'src/tracker/spool-core.ts',
+      // The one rule of what a spool can store (no NUL, no lone surrogate), kept by every spool.
+      'src/tracker/storable-event.ts',
       // The claim outcomes the dedupe store checks a reply against, shared with the handlers (types beside it).
       'src/webhooks/dedupe.ts',
     ];
