@@ -59,11 +59,11 @@ The spool (one of):
     --stream <key>     its stream (default billing-sdk:usage)
     --cluster          the URL is a node of a Redis Cluster
   --dir <path>         a fileSpool's directory
+
+relay options:
   --consumer <name>    with --postgres or --redis: this relay's stable name (a pod or host name,
                        never two relays at once): restarted, it takes back at once what it held;
                        without it, another relay sends that after the spool's claim time (30 s)
-
-relay options:
   --once               drain what is there and exit: 0 when every event was recorded, 1 when any
                        is left unsent or was dead-lettered
   --concurrency <n>    requests under way at once (default 8)
@@ -103,7 +103,8 @@ type Values = {
 
 /** Flags only some commands take: used by another, they are a usage error rather than ignored. */
 const ONLY: Record<string, readonly (keyof Values)[]> = {
-  relay: ['once', 'concurrency', 'grace', 'interval'],
+  // A consumer name acts as that relay: dead-letters or doctor under it would take what it holds.
+  relay: ['once', 'concurrency', 'grace', 'interval', 'consumer'],
   'dead-letters': ['all'],
 };
 

@@ -1,27 +1,15 @@
+import { causeOf } from '../tracker/dead-letters.js';
 import type { DeadLetterReason } from '../tracker/options.js';
 import type { SpooledEvent } from '../tracker/spool.js';
 import { createUsageTracker } from '../tracker/tracker.js';
 import type { RelayArgs } from './args.js';
 import { clientFromEnv } from './client.js';
-import { CliFailure, messageOf } from './fail.js';
+import { causeText } from './dead-letters.js';
+import { messageOf } from './fail.js';
+import { withOpenSpool } from './open-spool.js';
 import type { Printer } from './printer.js';
 import { describeReport, reportOf } from './progress.js';
-import { openTarget, type SpoolTarget } from './targets/index.js';
-
-/** Why an event was dead-lettered, in one line. */
-export function reasonText(reason: DeadLetterReason): string {
-  return reason.type === 'refused' ? `refused: ${reason.result.error_code}` : messageOf(reason.error);
-}
-
-/** Opens and closes the spool once, so that one out of reach fails now (exit 2), not in the background. */
-async function probe(target: SpoolTarget): Promise<void> {
-  try {
-    await target.spool.open();
-  } catch (error) {
-    throw new CliFailure(`cannot open the ${target.label}: ${messageOf(error)}`);
-  }
-  await target.spool.close();
-}
+import { openTarget } from './targets/index.js';
 
 /**
  * `billing-sdk relay`: a usage tracker (`createUsageTracker`, the same sender an app runs) on the
@@ -36,14 +24,18 @@ export async function relay(args: RelayArgs, printer: Printer, stop: Promise<voi
   // The relay's sends, the spool's listener and a step of upkeep may each hold a connection.
   const target = await openTarget(args.spool, { connections: concurrency + 2 });
   try {
-    await probe(target);
+    await withOpenSpool(target);
     const tracker = createUsageTracker(billing, {
       spool: target.spool,
       concurrency,
       onDeadLetter: (event: SpooledEvent, reason: DeadLetterReason) => {
         if (printer.json)
-          printer.data({ type: 'dead-letter', event_key: event.event_key, reason: reasonText(reason) });
-        else printer.warn(`dead-lettered ${event.event_key}: ${reasonText(reason)}`);
+          printer.data({
+            type: 'dead-letter',
+            event_key: event.event_key,
+            reason: causeText(causeOf(reason)),
+          });
+        else printer.warn(`dead-lettered ${event.event_key}: ${causeText(causeOf(reason))}`);
       },
       // A failed send is retried and counted in the reports; what has no event is the spool's.
       onError: (error: unknown, event?: SpooledEvent) => {
