@@ -5,6 +5,7 @@ import { createUsageTracker } from '../tracker/tracker.js';
 import type { RelayArgs } from './args.js';
 import { clientFromEnv } from './client.js';
 import { causeText } from './dead-letters.js';
+import { DrainWatch } from './drain-watch.js';
 import { messageOf } from './fail.js';
 import { withOpenSpool } from './open-spool.js';
 import type { Printer } from './printer.js';
@@ -25,6 +26,9 @@ export async function relay(args: RelayArgs, printer: Printer, stop: Promise<voi
   const target = await openTarget(args.spool, { connections: concurrency + 2 });
   try {
     await withOpenSpool(target);
+    // Set once the tracker exists: its counters are the drain's progress.
+    let progress = (): number => 0;
+    const watch = args.once ? new DrainWatch(() => progress(), args.stallMs) : undefined;
     const tracker = createUsageTracker(billing, {
       spool: target.spool,
       concurrency,
@@ -40,8 +44,13 @@ export async function relay(args: RelayArgs, printer: Printer, stop: Promise<voi
       // A failed send is retried and counted in the reports; what has no event is the spool's.
       onError: (error: unknown, event?: SpooledEvent) => {
         if (!event) printer.warn(messageOf(error));
+        else watch?.failed(error);
       },
     });
+    progress = () => {
+      const { recorded, deadLettered } = tracker.stats();
+      return recorded + deadLettered;
+    };
     const every = args.intervalMs ?? (printer.live ? 1_000 : 10_000);
     const timer = setInterval(() => {
       const report = reportOf(tracker.stats(), 'progress');
@@ -50,19 +59,27 @@ export async function relay(args: RelayArgs, printer: Printer, stop: Promise<voi
     }, every);
     try {
       let drained = false;
+      let gaveUp = false;
       if (args.once) {
         const flushed = tracker.flush().then(
           () => true,
           (error: unknown) => {
-            printer.warn(`the drain stopped: ${messageOf(error)}`);
+            // Once given up, the close that follows ends the flush: already said.
+            if (!gaveUp) printer.warn(`the drain stopped: ${messageOf(error)}`);
             return false;
           },
         );
-        drained = await Promise.race([flushed, stop.then(() => false)]);
+        const givenUp = (watch as DrainWatch).gaveUp.then((why) => {
+          gaveUp = true;
+          printer.warn(`the drain gave up: ${why}`);
+          return false;
+        });
+        drained = await Promise.race([flushed, stop.then(() => false), givenUp]);
       } else {
         await stop;
       }
-      const { unsent } = await tracker.close({ timeoutMs: drained ? 0 : args.graceMs });
+      // Given up: what is being sent now fails as the rest did; it stays in the spool at once.
+      const { unsent } = await tracker.close({ timeoutMs: drained || gaveUp ? 0 : args.graceMs });
       // After --once, what the spool still holds by any process counts as left (rows another relay
       // leased, entries appended meanwhile): "0" means the spool was found empty.
       const waiting = args.once
@@ -77,6 +94,7 @@ export async function relay(args: RelayArgs, printer: Printer, stop: Promise<voi
       return args.once && (done.left > 0 || done.deadLettered > 0) ? 1 : 0;
     } finally {
       clearInterval(timer);
+      watch?.stop();
     }
   } finally {
     await target.close().catch(() => undefined);
