@@ -22,6 +22,8 @@ export interface RelayArgs {
   graceMs: number;
   /** Milliseconds between progress reports. */
   intervalMs: number | undefined;
+  /** With `once`: how long a drain may go without recording or dead-lettering anything before it gives up, in ms. */
+  stallMs: number;
   json: boolean;
 }
 
@@ -59,16 +61,18 @@ The spool (one of):
     --stream <key>     its stream (default billing-sdk:usage)
     --cluster          the URL is a node of a Redis Cluster
   --dir <path>         a fileSpool's directory
+
+relay options:
   --consumer <name>    with --postgres or --redis: this relay's stable name (a pod or host name,
                        never two relays at once): restarted, it takes back at once what it held;
                        without it, another relay sends that after the spool's claim time (30 s)
-
-relay options:
   --once               drain what is there and exit: 0 when every event was recorded, 1 when any
                        is left unsent or was dead-lettered
   --concurrency <n>    requests under way at once (default 8)
   --grace <ms>         how long a stop keeps sending before it leaves the rest (default 10000)
   --interval <ms>      time between progress reports (default 1000 on a terminal, else 10000)
+  --stall <ms>         with --once: give up when nothing was recorded or dead-lettered for this
+                       long (default 60000): the last error on stderr, exit 1, events kept
 
 Common options:
   --json               one JSON object per line instead of text
@@ -91,6 +95,7 @@ const OPTIONS = {
   concurrency: { type: 'string' },
   grace: { type: 'string' },
   interval: { type: 'string' },
+  stall: { type: 'string' },
   all: { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -103,13 +108,19 @@ type Values = {
 
 /** Flags only some commands take: used by another, they are a usage error rather than ignored. */
 const ONLY: Record<string, readonly (keyof Values)[]> = {
-  relay: ['once', 'concurrency', 'grace', 'interval'],
+  // A consumer name acts as that relay: dead-letters or doctor under it would take what it holds.
+  relay: ['once', 'concurrency', 'grace', 'interval', 'stall', 'consumer'],
   'dead-letters': ['all'],
 };
 
 class Usage extends Error {}
 
-function integerFlag(values: Values, name: 'concurrency' | 'grace' | 'interval', min: number, max: number) {
+function integerFlag(
+  values: Values,
+  name: 'concurrency' | 'grace' | 'interval' | 'stall',
+  min: number,
+  max: number,
+) {
   const raw = values[name];
   if (raw === undefined) return undefined;
   const n = /^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN;
@@ -185,6 +196,7 @@ function command(name: string, positionals: string[], values: Values): Command {
         concurrency: integerFlag(values, 'concurrency', 1, 1024),
         graceMs: integerFlag(values, 'grace', 0, 3_600_000) ?? 10_000,
         intervalMs: integerFlag(values, 'interval', 100, 3_600_000),
+        stallMs: integerFlag(values, 'stall', 100, 86_400_000) ?? 60_000,
         json,
       },
     };

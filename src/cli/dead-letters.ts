@@ -1,11 +1,14 @@
 import { deadLetters } from '../tracker/dead-letters.js';
 import type { DeadLetter, DeadLetterCause } from '../tracker/spool.js';
 import type { DeadLettersArgs } from './args.js';
-import { CliFailure, messageOf } from './fail.js';
+import { requireSpool, withOpenSpool } from './open-spool.js';
 import type { Printer } from './printer.js';
-import { openTarget, type SpoolTarget } from './targets/index.js';
+import { openTarget } from './targets/index.js';
 
-/** A letter's reason in one line: the service's refusal code, or the error's status and message. */
+/**
+ * A dead letter's reason in one line, as a relay tells it and as `dead-letters list` shows it: the
+ * service's refusal code, or the error's status, class and message.
+ */
 export function causeText(cause: DeadLetterCause): string {
   if (cause.type === 'refused') return `refused: ${cause.result.error_code}`;
   return `${cause.status === undefined ? '' : `${cause.status} `}${cause.name}: ${cause.message}`;
@@ -30,23 +33,6 @@ function letterText(letter: DeadLetter): string {
 }
 
 /**
- * Runs `step` on the target's spool, opened (a file spool's lock is taken: a relay or app holding
- * it is a {@link CliFailure} saying so, exit 2) and closed after.
- */
-export async function withOpenSpool<T>(target: SpoolTarget, step: () => Promise<T>): Promise<T> {
-  try {
-    await target.spool.open();
-  } catch (error) {
-    throw new CliFailure(`cannot open the ${target.label}: ${messageOf(error)}`);
-  }
-  try {
-    return await step();
-  } finally {
-    await target.spool.close();
-  }
-}
-
-/**
  * `billing-sdk dead-letters list | replay | drop`: `deadLetters(spool)` on the spool the flags
  * name. A replay moves letters back into the spool under their original `event_key` (a relay or
  * the app's tracker sends them; the service answers a key it recorded `idempotent: true`). Resolves
@@ -55,7 +41,8 @@ export async function withOpenSpool<T>(target: SpoolTarget, step: () => Promise<
 export async function deadLettersCommand(args: DeadLettersArgs, printer: Printer): Promise<number> {
   const target = await openTarget(args.spool, { connections: 2 });
   try {
-    return await withOpenSpool(target, async () => {
+    await requireSpool(target, args.spool);
+    const code = await withOpenSpool(target, async () => {
       const letters = deadLetters(target.spool);
       if (args.action === 'list') {
         const all = await letters.list();
@@ -74,6 +61,7 @@ export async function deadLettersCommand(args: DeadLettersArgs, printer: Printer
       for (const id of unknown) printer.warn(`no dead letter ${id} in the ${target.label}`);
       return unknown.length ? 1 : 0;
     });
+    return code ?? 0;
   } finally {
     await target.close().catch(() => undefined);
   }

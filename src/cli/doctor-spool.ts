@@ -1,8 +1,8 @@
 import { deadLetters, keepsDeadLetters } from '../tracker/dead-letters.js';
 import type { SpoolFlags } from './args.js';
 import { type CheckResult, fail, pass, skip } from './check.js';
-import { withOpenSpool } from './dead-letters.js';
 import { CliFailure, messageOf } from './fail.js';
+import { withOpenSpool } from './open-spool.js';
 import { duration } from './progress.js';
 import { openTarget, type SpoolTarget } from './targets/index.js';
 
@@ -18,7 +18,7 @@ async function deadLetterCheck(target: SpoolTarget): Promise<CheckResult> {
   if (!keepsDeadLetters(target.spool)) return skip('dead letters', 'this spool keeps none');
   let count: number;
   try {
-    count = await withOpenSpool(target, async () => (await deadLetters(target.spool).list()).length);
+    count = (await withOpenSpool(target, async () => (await deadLetters(target.spool).list()).length)) ?? 0;
   } catch (error) {
     // A file spool's lock held by its relay or app: the letters are there, but not readable now.
     if (error instanceof CliFailure) return skip('dead letters', `not counted: ${error.message}`);

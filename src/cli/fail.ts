@@ -21,14 +21,3 @@ export class CliFailure extends Error {
 /** An error's message on one line (a driver's may span several). */
 export const messageOf = (error: unknown): string =>
   (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ');
-
-/** A connection URL as it may be printed: its password replaced. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(a URL that does not parse)';
-  }
-}

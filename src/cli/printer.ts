@@ -1,3 +1,5 @@
+import { masked } from './url-secrets.js';
+
 /** Where a command writes: the streams, and whether reports are JSON lines or text. */
 export interface Streams {
   stdout: NodeJS.WriteStream | NodeJS.WritableStream;
@@ -15,27 +17,30 @@ export class Printer {
   /** Whether stdout is a terminal and text is printed: a status line can be rewritten. */
   readonly live: boolean;
   readonly #streams: Streams;
+  readonly #secrets: readonly string[];
   #status = false;
 
   /**
    * @param json - `--json`.
    * @param streams - Default the process's.
+   * @param secrets - Never printed: masked in every line (a spool URL's password, whatever quotes it).
    */
-  constructor(json: boolean, streams: Streams = process) {
+  constructor(json: boolean, streams: Streams = process, secrets: readonly string[] = []) {
     this.json = json;
+    this.#secrets = secrets;
     this.#streams = streams;
     this.live = !json && (streams.stdout as { isTTY?: boolean }).isTTY === true;
   }
 
   /** One JSON object as one line. */
   data(value: Record<string, unknown>): void {
-    this.#streams.stdout.write(`${JSON.stringify(value)}\n`);
+    this.#streams.stdout.write(`${masked(JSON.stringify(value), this.#secrets)}\n`);
   }
 
   /** One line of text. */
   text(line: string): void {
     this.#clear();
-    this.#streams.stdout.write(`${line}\n`);
+    this.#streams.stdout.write(`${masked(line, this.#secrets)}\n`);
   }
 
   /** The terminal's status line, rewritten in place; a plain line elsewhere. */
@@ -44,14 +49,14 @@ export class Printer {
       this.text(line);
       return;
     }
-    this.#streams.stdout.write(`\r\x1b[K${line}`);
+    this.#streams.stdout.write(`\r\x1b[K${masked(line, this.#secrets)}`);
     this.#status = true;
   }
 
   /** A problem, on stderr. */
   warn(line: string): void {
     this.#clear();
-    this.#streams.stderr.write(`billing-sdk: ${line}\n`);
+    this.#streams.stderr.write(`billing-sdk: ${masked(line, this.#secrets)}\n`);
   }
 
   #clear(): void {

@@ -1,27 +1,16 @@
+import { causeOf } from '../tracker/dead-letters.js';
 import type { DeadLetterReason } from '../tracker/options.js';
 import type { SpooledEvent } from '../tracker/spool.js';
 import { createUsageTracker } from '../tracker/tracker.js';
 import type { RelayArgs } from './args.js';
 import { clientFromEnv } from './client.js';
-import { CliFailure, messageOf } from './fail.js';
+import { causeText } from './dead-letters.js';
+import { DrainWatch } from './drain-watch.js';
+import { messageOf } from './fail.js';
+import { withOpenSpool } from './open-spool.js';
 import type { Printer } from './printer.js';
 import { describeReport, reportOf } from './progress.js';
-import { openTarget, type SpoolTarget } from './targets/index.js';
-
-/** Why an event was dead-lettered, in one line. */
-export function reasonText(reason: DeadLetterReason): string {
-  return reason.type === 'refused' ? `refused: ${reason.result.error_code}` : messageOf(reason.error);
-}
-
-/** Opens and closes the spool once, so that one out of reach fails now (exit 2), not in the background. */
-async function probe(target: SpoolTarget): Promise<void> {
-  try {
-    await target.spool.open();
-  } catch (error) {
-    throw new CliFailure(`cannot open the ${target.label}: ${messageOf(error)}`);
-  }
-  await target.spool.close();
-}
+import { openTarget } from './targets/index.js';
 
 /**
  * `billing-sdk relay`: a usage tracker (`createUsageTracker`, the same sender an app runs) on the
@@ -36,20 +25,32 @@ export async function relay(args: RelayArgs, printer: Printer, stop: Promise<voi
   // The relay's sends, the spool's listener and a step of upkeep may each hold a connection.
   const target = await openTarget(args.spool, { connections: concurrency + 2 });
   try {
-    await probe(target);
+    await withOpenSpool(target);
+    // Set once the tracker exists: its counters are the drain's progress.
+    let progress = (): number => 0;
+    const watch = args.once ? new DrainWatch(() => progress(), args.stallMs) : undefined;
     const tracker = createUsageTracker(billing, {
       spool: target.spool,
       concurrency,
       onDeadLetter: (event: SpooledEvent, reason: DeadLetterReason) => {
         if (printer.json)
-          printer.data({ type: 'dead-letter', event_key: event.event_key, reason: reasonText(reason) });
-        else printer.warn(`dead-lettered ${event.event_key}: ${reasonText(reason)}`);
+          printer.data({
+            type: 'dead-letter',
+            event_key: event.event_key,
+            reason: causeText(causeOf(reason)),
+          });
+        else printer.warn(`dead-lettered ${event.event_key}: ${causeText(causeOf(reason))}`);
       },
       // A failed send is retried and counted in the reports; what has no event is the spool's.
       onError: (error: unknown, event?: SpooledEvent) => {
         if (!event) printer.warn(messageOf(error));
+        else watch?.failed(error);
       },
     });
+    progress = () => {
+      const { recorded, deadLettered } = tracker.stats();
+      return recorded + deadLettered;
+    };
     const every = args.intervalMs ?? (printer.live ? 1_000 : 10_000);
     const timer = setInterval(() => {
       const report = reportOf(tracker.stats(), 'progress');
@@ -58,19 +59,27 @@ export async function relay(args: RelayArgs, printer: Printer, stop: Promise<voi
     }, every);
     try {
       let drained = false;
+      let gaveUp = false;
       if (args.once) {
         const flushed = tracker.flush().then(
           () => true,
           (error: unknown) => {
-            printer.warn(`the drain stopped: ${messageOf(error)}`);
+            // Once given up, the close that follows ends the flush: already said.
+            if (!gaveUp) printer.warn(`the drain stopped: ${messageOf(error)}`);
             return false;
           },
         );
-        drained = await Promise.race([flushed, stop.then(() => false)]);
+        const givenUp = (watch as DrainWatch).gaveUp.then((why) => {
+          gaveUp = true;
+          printer.warn(`the drain gave up: ${why}`);
+          return false;
+        });
+        drained = await Promise.race([flushed, stop.then(() => false), givenUp]);
       } else {
         await stop;
       }
-      const { unsent } = await tracker.close({ timeoutMs: drained ? 0 : args.graceMs });
+      // Given up: what is being sent now fails as the rest did; it stays in the spool at once.
+      const { unsent } = await tracker.close({ timeoutMs: drained || gaveUp ? 0 : args.graceMs });
       // After --once, what the spool still holds by any process counts as left (rows another relay
       // leased, entries appended meanwhile): "0" means the spool was found empty.
       const waiting = args.once
@@ -85,6 +94,7 @@ export async function relay(args: RelayArgs, printer: Printer, stop: Promise<voi
       return args.once && (done.left > 0 || done.deadLettered > 0) ? 1 : 0;
     } finally {
       clearInterval(timer);
+      watch?.stop();
     }
   } finally {
     await target.close().catch(() => undefined);

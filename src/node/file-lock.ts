@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { link, readFile, realpath, rename, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { SpoolError } from '../core/errors/index.js';
 import { ignoreMissing } from './fs.js';
 
@@ -19,10 +19,18 @@ interface LockHolder {
   host: string;
 }
 
-/** Whether the process that wrote a lock may still run (one on another host cannot be checked). */
-function holderAlive(holder: LockHolder | undefined): holder is LockHolder {
+/**
+ * The locks this process holds now, by path. A lock naming this process's pid and host that is not
+ * here was left by an earlier process that had the same pid (a container restarted after SIGKILL or
+ * an OOM kill runs the app as pid 1 again, on the same hostname): it is stale, not ours.
+ */
+const heldHere = new Set<string>();
+
+/** Whether the process that wrote `path`'s lock may still run (one on another host cannot be checked). */
+function holderAlive(holder: LockHolder | undefined, path: string): holder is LockHolder {
   if (!holder) return false;
   if (holder.host !== hostname()) return true;
+  if (holder.pid === process.pid) return heldHere.has(path);
   try {
     process.kill(holder.pid, 0);
     return true;
@@ -42,13 +50,15 @@ function parseHolder(content: string): LockHolder | undefined {
 /**
  * Takes `dir/lock`: its content (pid and host) is written to a temporary file that is then
  * hard-linked to the lock's name, which fails if the lock exists, so a lock is never seen empty.
- * A lock whose process is dead is moved aside and checked to be the one judged stale (another
+ * A lock whose process is dead, or that names this process but is not held by it (left by an
+ * earlier process with the same pid: see `heldHere`), is moved aside and checked to be the one judged stale (another
  * opener may have replaced it meanwhile: it is then put back) before the next try.
  *
  * @throws {@link SpoolError} `'locked'` while a live process (or one on another host) holds it.
  */
 export async function takeLock(dir: string): Promise<FileLock> {
-  const path = join(dir, LOCK);
+  // One key per directory however it is spelled (relative, a symlink), for `heldHere`.
+  const path = join(await realpath(dir).catch(() => resolve(dir)), LOCK);
   const content = JSON.stringify({ pid: process.pid, host: hostname() });
   const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}`;
   await writeFile(tmp, content);
@@ -56,6 +66,7 @@ export async function takeLock(dir: string): Promise<FileLock> {
     for (let attempt = 0; attempt < 10; attempt++) {
       try {
         await link(tmp, path);
+        heldHere.add(path);
         return { path, content };
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -68,7 +79,7 @@ export async function takeLock(dir: string): Promise<FileLock> {
         continue;
       }
       const holder = parseHolder(seen);
-      if (holderAlive(holder)) {
+      if (holderAlive(holder, path)) {
         throw new SpoolError(
           'locked',
           `fileSpool: ${dir} is in use by process ${holder.pid} on ${holder.host} (${path}); one process at a time may use a spool directory`,
@@ -92,6 +103,7 @@ export async function takeLock(dir: string): Promise<FileLock> {
 
 /** Removes the lock if it is still ours. */
 export async function releaseLock(lock: FileLock): Promise<void> {
+  heldHere.delete(lock.path);
   try {
     if ((await readFile(lock.path, 'utf8')) === lock.content) await unlink(lock.path);
   } catch {}

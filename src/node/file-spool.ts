@@ -4,6 +4,7 @@ import { SpoolError } from '../core/errors/index.js';
 import { check, checkOptions, integer, required, text } from '../internal/checks.js';
 import type { DeadLetter, DeadLetterEntry, Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
 import { type DeadLetterSteps, SpoolCore } from '../tracker/spool-core.js';
+import { checkStorable } from '../tracker/storable-event.js';
 import { DeadLetterFile, fileDeadLetters } from './dead-letter-file.js';
 import { type FileLock, releaseLock, takeLock } from './file-lock.js';
 import { ignoreMissing, syncDir } from './fs.js';
@@ -241,6 +242,7 @@ class FileSpool implements Spool {
 
   async append(events: readonly SpooledEvent[]): Promise<string[]> {
     this.#usable('append');
+    checkStorable('fileSpool.append', events);
     return this.#appendJson(events.map((event) => JSON.stringify(event)));
   }
 

@@ -1,12 +1,21 @@
 import { InvalidRequestError } from '../core/errors/index.js';
+import { withDeadline } from './statement-deadline.js';
 
 // The driver shapes `billing-sdk/postgres` reads, duck-typed (no driver is ever imported), and the
 // statement runners over them. driver.ts builds a Db on them; transaction.ts, a caller's transaction.
 
 /** One SQL statement runner: rows of the result. */
 export interface Sql {
-  /** Runs one parameterized statement (`$1`, `$2`…) and resolves with its rows; rejects with the driver's error. */
-  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * Runs one parameterized statement (`$1`, `$2`…) and resolves with its rows; rejects with the
+   * driver's error. With `timeoutMs`, rejects with a `StatementTimeout` once it passed without
+   * an answer, and cancels the statement where the driver can (see statement-deadline.ts).
+   */
+  query<T = Record<string, unknown>>(
+    text: string,
+    params?: readonly unknown[],
+    timeoutMs?: number,
+  ): Promise<T[]>;
 }
 
 /** A database the SDK runs its own statements on: a node-postgres pool or client, or a postgres.js `sql`. */
@@ -109,16 +118,24 @@ export function isPostgresJs(db: unknown, tx: boolean): db is PostgresJs {
 /** A node-postgres client as a {@link Sql}: its statements run on its connection, as they come. */
 export function pgSql(client: Pick<PgClient, 'query'>): Sql {
   return {
-    query: async <T>(text: string, params: readonly unknown[] = []) =>
-      (await client.query(text, [...params])).rows as T[],
+    query: async <T>(text: string, params: readonly unknown[] = [], timeoutMs?: number) => {
+      if (timeoutMs === undefined) return (await client.query(text, [...params])).rows as T[];
+      // node-postgres's own read timeout frees the call: a pool destroys the client it failed on.
+      const config = { text, values: [...params], query_timeout: timeoutMs } as unknown as string;
+      return (await withDeadline(client.query(config), timeoutMs)).rows as T[];
+    },
   };
 }
 
 /** A postgres.js `sql` or `tx` as a {@link Sql}. */
 export function postgresJsSql(sql: PostgresJs): Sql {
   return {
-    query: async <T>(text: string, params: readonly unknown[] = []) =>
-      [...(await sql.unsafe(text, [...params]))] as T[],
+    query: async <T>(text: string, params: readonly unknown[] = [], timeoutMs?: number) => {
+      const pending = sql.unsafe(text, [...params]) as Promise<unknown[]> & { cancel?: () => unknown };
+      if (timeoutMs === undefined) return [...(await pending)] as T[];
+      // postgres.js cancels a statement under way (a CancelRequest on a connection of its own).
+      return [...(await withDeadline(pending, timeoutMs, () => void pending.cancel?.()))] as T[];
+    },
   };
 }
 

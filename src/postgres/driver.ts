@@ -126,7 +126,7 @@ function pgClientDb(client: PgClient): Db {
   const Client = client.constructor as new (config: object) => PgClient;
   return {
     kind: 'pg',
-    query: (text, params) => queue(() => pgSql(client).query(text, params)),
+    query: (text, params, timeoutMs) => queue(() => pgSql(client).query(text, params, timeoutMs)),
     transaction: (fn) =>
       queue(async () => {
         const outcome = await inTransaction(client, fn);

@@ -1,7 +1,9 @@
 import { checkOptions, integer, text } from '../internal/checks.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
 import { type DeadLetterSteps, deadLetterSteps, Handout, SpoolCore } from '../tracker/spool-core.js';
+import { checkStorable } from '../tracker/storable-event.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
+import { boundedDb } from './bounded.js';
 import { driverOf, type Sql, transactionOf } from './driver.js';
 import { isTransient } from './failure.js';
 import { DEFAULT_TABLE, deadLetterDdlStatements, deadLetterTable, spoolDdlStatements } from './spool-ddl.js';
@@ -59,6 +61,14 @@ export interface PostgresSpoolOptions {
    * audits; older ones are deleted in the background. Default: deleted when acknowledged.
    */
   retentionMs?: number | undefined;
+  /**
+   * How long each of the spool's own statements may wait for Postgres, in ms: one stuck behind a
+   * lock (a migration's `LOCK TABLE`) or on a connection that stopped answering is cancelled and
+   * fails as `SpoolError('unavailable')` (tried again later), so a take never holds `close()` past
+   * it. Statements in the application's transaction (`track(event, { transaction })`) are the
+   * application's, never bounded here. Default 5 000.
+   */
+  timeoutMs?: number | undefined;
 }
 
 const rules = {
@@ -69,6 +79,7 @@ const rules = {
   claimTtlMs: [integer(1, MAX_TIMER_MS)],
   pollMs: [integer(1, MAX_TIMER_MS)],
   retentionMs: [integer(1)],
+  timeoutMs: [integer(1, MAX_TIMER_MS)],
 };
 
 /**
@@ -119,7 +130,7 @@ export function postgresSpool(db: unknown, options: PostgresSpoolOptions = {}): 
   const schema = options.schema ?? DEFAULT_SCHEMA;
   const tableName = options.table ?? DEFAULT_TABLE;
   const table: SpoolTable = {
-    db: driver,
+    db: boundedDb(driver, options.timeoutMs ?? 5_000),
     name: qualifiedName(schema, tableName),
     channel: options.channel ?? tableName,
     consumer: options.consumer ?? `spool-${crypto.randomUUID()}`,
@@ -193,7 +204,10 @@ class PostgresSpool implements Spool {
   }
 
   append(events: readonly SpooledEvent[]): Promise<string[]> {
-    return this.#core.run('append', () => insertEvents(this.table.db, this.table, events));
+    return this.#core.run('append', () => {
+      checkStorable('postgresSpool.append', events);
+      return insertEvents(this.table.db, this.table, events);
+    });
   }
 
   /**
@@ -207,6 +221,8 @@ class PostgresSpool implements Spool {
       'appendIn',
       async () => {
         const sql = transactionOf(transaction, 'postgresSpool.appendIn', 'transaction');
+        // Refused before any statement: a failed one would abort the caller's transaction.
+        checkStorable('postgresSpool.appendIn', events);
         await this.#tableIn(sql);
         return insertEvents(sql, this.table, events);
       },

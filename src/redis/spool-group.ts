@@ -4,11 +4,14 @@ import { chunked, type SpoolStream } from './spool-stream.js';
 
 /**
  * Makes the consumer group if it is missing (from the stream's start) and drops the names of dead
- * consumers that hold nothing; the reply's Redis time feeds `clock`. Rejects with the client's error.
+ * consumers that hold nothing; the reply's Redis time feeds `clock` and is the answer (ms). Rejects
+ * with the client's error.
  */
-export async function openGroup(spool: SpoolStream, clock: RedisClock): Promise<void> {
+export async function openGroup(spool: SpoolStream, clock: RedisClock): Promise<number> {
   const sent = performance.now();
-  clock.sample(sent, await spool.run(OPEN, [spool.group, spool.consumer, spool.claimIdleMs]));
+  const now = await spool.run(OPEN, [spool.group, spool.consumer, spool.claimIdleMs]);
+  clock.sample(sent, now);
+  return Number(now);
 }
 
 /** On close: this consumer leaves the group if it holds nothing. Best effort, never rejects. */

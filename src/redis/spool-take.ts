@@ -1,7 +1,7 @@
 import type { SpoolEntry } from '../tracker/spool.js';
 import { parseSpooledEvent } from '../tracker/spooled-event.js';
-import { replyCode } from './failure.js';
 import { ACK, TAKE } from './lua/spool.js';
+import { isGone, type StreamLoss, streamLost } from './spool-loss.js';
 import { oddReply, type SpoolStream } from './spool-stream.js';
 import { withdrawWindowMs } from './spool-withdraw.js';
 
@@ -10,14 +10,16 @@ import { withdrawWindowMs } from './spool-withdraw.js';
  * entries): this consumer's own pending entries first (what it held before a restart), then
  * entries other consumers left idle past the claim time, then new ones (with `waitReplicas`, only
  * those appended longer ago than {@link withdrawWindowMs}). Keeps its cursors in both
- * pending lists between takes. `reopen` makes the group again when the stream was deleted under it
- * (FLUSHALL, a Redis without persistence restarted). Rejects with the client's error, or
+ * pending lists between takes. When the stream or group was deleted under it (FLUSHALL, a Redis
+ * without persistence restarted), `reopen` makes the group again, `loss` keeps when, and the take
+ * rejects with {@link streamLost} (the next take goes on). Rejects with the client's error, or
  * {@link oddReply} on a reply of another shape. What the spool handed already
  * (an entry of ours XAUTOCLAIM took back after a late renewal) is the spool's `Handout` to drop.
  */
 export function taker(
   spool: SpoolStream,
-  reopen: () => Promise<void>,
+  reopen: () => Promise<number>,
+  loss: StreamLoss,
 ): (max: number) => Promise<SpoolEntry[]> {
   /** Cursor in this consumer's own pending entries, `''` once they were all handed out. */
   let ownCursor = '0';
@@ -30,9 +32,12 @@ export function taker(
     try {
       reply = await spool.run(TAKE, args);
     } catch (error) {
-      if (replyCode(error) !== 'NOGROUP') throw error;
-      await reopen();
-      reply = await spool.run(TAKE, args);
+      if (!isGone(error)) throw error;
+      // Made again for what comes next; what was in it is gone, and is said so (never in silence).
+      loss.before = await reopen();
+      ownCursor = '0';
+      claimCursor = '0-0';
+      throw streamLost('take', spool.stream, error);
     }
     if (!Array.isArray(reply) || reply.length % 2 !== 0) throw oddReply('take', reply);
     ownCursor = String(reply[0]);

@@ -2,6 +2,7 @@ import { SpoolError } from '../core/errors/index.js';
 import { checkOptions, integer, text } from '../internal/checks.js';
 import type { Spool } from '../tracker/spool.js';
 import { deadLetterSteps, Handout, SpoolCore } from '../tracker/spool-core.js';
+import { checkStorable } from '../tracker/storable-event.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { adaptClient, type RedisClient } from './adapt.js';
 import { evalScript, px } from './client.js';
@@ -11,6 +12,7 @@ import { confirmedReplicas, replicaRules, replicaWait } from './replica-wait.js'
 import { RedisClock, writeBeforeDeadline } from './spool-clock.js';
 import { deadLetterKey, deadLetterStorage, isStreamId } from './spool-dead-letters.js';
 import { leaveGroup, openGroup, renew } from './spool-group.js';
+import { isGone, type StreamLoss, streamLost } from './spool-loss.js';
 import { chunked, oddReply, type SpoolStream } from './spool-stream.js';
 import { taker } from './spool-take.js';
 import { replicated } from './spool-withdraw.js';
@@ -152,7 +154,8 @@ export function redisSpool(client: RedisClient, options: RedisSpoolOptions = {})
   const core = new SpoolCore({ name: 'redisSpool', place: `on stream ${stream}`, transient: isTransient });
   const open = () => openGroup(spool, clock);
   let handout = new Handout();
-  let takeNow = taker(spool, open);
+  const loss: StreamLoss = { before: 0 };
+  let takeNow = taker(spool, open, loss);
   const letters = deadLetterKey(stream);
   const deadLetters = deadLetterSteps(
     core,
@@ -180,13 +183,14 @@ export function redisSpool(client: RedisClient, options: RedisSpoolOptions = {})
         }
         // A new session: this consumer's own pending entries are handed first again.
         handout = new Handout();
-        takeNow = taker(spool, open);
+        takeNow = taker(spool, open, loss);
         handout.startRenewal(spool.claimIdleMs, (held) => renew(spool, held));
       }),
 
     append: (events) =>
       core.run('append', async () => {
         if (events.length === 0) return [];
+        checkStorable('redisSpool.append', events);
         const json = events.map((event) => JSON.stringify(event));
         const reply = await writeBeforeDeadline(spool, clock, 'append', json);
         const ids = reply[2];
@@ -225,7 +229,14 @@ export function redisSpool(client: RedisClient, options: RedisSpoolOptions = {})
 
     pending: (ids) =>
       core.run('pending', async () => {
-        const found = new Set((await chunked(spool, PENDING, [], streamIds(ids))).map(String));
+        let replies: unknown[];
+        try {
+          replies = await chunked(spool, PENDING, [spool.group, loss.before], streamIds(ids));
+        } catch (error) {
+          if (isGone(error)) throw streamLost('pending', stream, error);
+          throw error;
+        }
+        const found = new Set(replies.map(String));
         return ids.filter((id) => found.has(id));
       }),
 

@@ -18,12 +18,21 @@ function readBody(incoming: IncomingMessage): Promise<Uint8Array<ArrayBuffer>> {
   });
 }
 
+/** A request whose Host header or target makes no URL: answered 400. */
+class BadHost extends Error {}
+
 async function toRequest(incoming: IncomingMessage, origin: string, signal: AbortSignal): Promise<Request> {
   const headers = new Headers();
   const raw = incoming.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] ?? '', raw[i + 1] ?? '');
   const host = incoming.headers.host;
-  const url = new URL(incoming.url ?? '/', host ? `http://${host}` : origin);
+  let url: URL;
+  try {
+    url = new URL(incoming.url ?? '/', host ? `http://${host}` : origin);
+  } catch {
+    // A Host header (or target) no URL can be made of (`a b`) is the client's fault, not the server's.
+    throw new BadHost();
+  }
   const method = incoming.method ?? 'GET';
   const body = method === 'GET' || method === 'HEAD' ? undefined : await readBody(incoming);
   return new Request(url, { method, headers, signal, ...(body && body.length > 0 ? { body } : {}) });
@@ -110,12 +119,19 @@ export function nodeListener(
     };
     toRequest(incoming, origin(), controller.signal)
       .then((request) => dispatch(request, connection, controller.signal))
-      .catch(
-        () =>
-          new Response(JSON.stringify({ detail: 'Internal server error.' }), {
-            status: 500,
-            headers: { 'content-type': 'application/json' },
-          }),
+      .catch((error: unknown) =>
+        error instanceof BadHost
+          ? new Response(
+              JSON.stringify({ detail: 'Bad request: the Host header or the target is no valid URL.' }),
+              {
+                status: 400,
+                headers: { 'content-type': 'application/json' },
+              },
+            )
+          : new Response(JSON.stringify({ detail: 'Internal server error.' }), {
+              status: 500,
+              headers: { 'content-type': 'application/json' },
+            }),
       )
       .then((response) => writeResponse(response, outgoing))
       .catch(() => {

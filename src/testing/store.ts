@@ -341,7 +341,12 @@ export class MockStore {
   recordUsage(input: UsageEventInput): UsageEventRecord {
     const existing = this.#usage.get(input.event_key);
     if (existing) return existing;
-    const event: UsageEventRecord = { metadata: null, timestamp: this.now(), ...defined(input) };
+    // Stamped to the millisecond, so a summary's inclusive bounds are exact around it.
+    const event: UsageEventRecord = {
+      metadata: null,
+      timestamp: this.#now().toISOString(),
+      ...defined(input),
+    };
     this.#usage.set(event.event_key, event);
     return event;
   }

@@ -203,6 +203,11 @@ const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(
 export function parseIsoTimestamp(value: string): number | undefined {
   const match = ISO_8601.exec(value);
   if (!match) return undefined;
+  // Date.parse rolls a day that does not exist over into the next month (2026-02-30 → March 2):
+  // such a day is no timestamp. 2028-02-29 exists; 2026-02-29 does not.
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
+  if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate())
+    return undefined;
   let text = value.replace(' ', 'T');
   // Date.parse reads at most milliseconds reliably; drop the rest of a longer fraction.
   text = text.replace(/(\.\d{3})\d+/, '$1').replace(/([+-]\d{2})(\d{2})$/, '$1:$2');

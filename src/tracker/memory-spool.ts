@@ -1,5 +1,6 @@
 import type { Spool, SpoolEntry, SpooledEvent } from './spool.js';
 import { SpoolCore } from './spool-core.js';
+import { checkStorable } from './storable-event.js';
 
 /** Ids of a memory spool: `m` and the entry's place in append order. */
 const ID = /^m(\d{1,15})$/;
@@ -108,6 +109,7 @@ export function memorySpool(): Spool {
       }),
     async append(events) {
       core.check('append');
+      checkStorable('memorySpool.append', events);
       return events.map(store);
     },
     async take(max) {

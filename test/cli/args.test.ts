@@ -19,6 +19,7 @@ describe('parseCommand', () => {
         concurrency: undefined,
         graceMs: 10_000,
         intervalMs: undefined,
+        stallMs: 60_000,
         json: false,
       },
     });

@@ -43,6 +43,8 @@ describe('the billing-sdk/redis entry', () => {
       'src/tracker/spool-core.ts',
       // The cooldown's cap (MAX_COOLDOWN_MS), one figure for memoryCooldown and redisCooldown (it imports nothing).
       'src/core/cooldown.ts',
+      // The one rule of what a spool can store (no NUL, no lone surrogate), kept by every spool.
+      'src/tracker/storable-event.ts',
       // The claim outcomes the dedupe store checks a reply against, shared with the handlers (types beside it).
       'src/webhooks/dedupe.ts',
     ];

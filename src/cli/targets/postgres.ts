@@ -3,7 +3,8 @@ import { postgresSpool } from '../../postgres/spool.js';
 import { DEFAULT_TABLE } from '../../postgres/spool-ddl.js';
 import { DEFAULT_SCHEMA, qualifiedName, tableExists } from '../../postgres/tables.js';
 import type { SpoolFlags } from '../args.js';
-import { CliFailure, messageOf, redactUrl } from '../fail.js';
+import { CliFailure, messageOf } from '../fail.js';
+import { redactUrl } from '../url-secrets.js';
 import { missingDriver, optionalImport, within } from './load.js';
 import type { SpoolTarget, TargetOptions } from './target.js';
 

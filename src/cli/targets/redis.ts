@@ -1,7 +1,8 @@
 import { adaptClient } from '../../redis/adapt.js';
 import { redisSpool } from '../../redis/spool.js';
 import type { SpoolFlags } from '../args.js';
-import { CliFailure, messageOf, redactUrl } from '../fail.js';
+import { CliFailure, messageOf } from '../fail.js';
+import { redactUrl } from '../url-secrets.js';
 import { missingDriver, optionalImport, within } from './load.js';
 import type { SpoolTarget } from './target.js';
 

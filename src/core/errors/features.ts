@@ -163,6 +163,12 @@ export type SpoolErrorCode =
   /** A replace found a member acknowledged or claimed elsewhere meanwhile: nothing was written. */
   | 'conflict'
   /**
+   * The store lost what it held: a Redis stream or its consumer group vanished (`FLUSHALL`, a restart
+   * without persistence, an eviction, a failover to an empty replica). Events appended before are no
+   * longer in the spool: never counted as sent; the tracker reports them unsent.
+   */
+  | 'lost'
+  /**
    * Redis stored the write, but fewer replicas than the spool's `waitReplicas` confirmed it within
    * `waitTimeoutMs`: a failover could lose it, so it is not claimed as stored (see `redisSpool`).
    */

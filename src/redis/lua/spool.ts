@@ -147,11 +147,24 @@ return n`;
 
 /**
  * Which ids are not acknowledged yet: since acknowledged entries are deleted, an id is
- * unacknowledged exactly while its entry exists. ARGV[1..] the ids. Answers those still there.
+ * unacknowledged exactly while its entry exists, in the stream and group it was appended to. A
+ * stream or group gone is an error (`NOGROUP`), never "all acknowledged". An id older than
+ * ARGV[2] (ms; the moment this spool saw the stream lost, `0` for never) may have been lost with it,
+ * not acknowledged: answered as still there, so it is never taken as sent elsewhere.
+ * ARGV[1] the group, ARGV[2] the loss boundary, ARGV[3..] the ids. Answers those still there.
  */
-export const PENDING = `local out = {}
-for i = 1, #ARGV do
-  if #redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i]) > 0 then out[#out + 1] = ARGV[i] end
+export const PENDING = `if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('NOGROUP the stream is gone') end
+local found = false
+for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
+  for i = 1, #g, 2 do if g[i] == 'name' and g[i + 1] == ARGV[1] then found = true end end
+end
+if not found then return redis.error_reply('NOGROUP the consumer group is gone') end
+local before = tonumber(ARGV[2])
+local out = {}
+for i = 3, #ARGV do
+  if #redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i]) > 0 or tonumber(string.match(ARGV[i], '^%d+')) < before then
+    out[#out + 1] = ARGV[i]
+  end
 end
 return out`;
 
