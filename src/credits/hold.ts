@@ -4,6 +4,7 @@ import type { RequestOptions } from '../core/options.js';
 import { checkArgs, checkOptions, integer } from '../internal/checks.js';
 import { requestRules } from '../internal/options.js';
 import type { DebitResult } from '../schemas/usage.js';
+import { refusedSettle } from './refused.js';
 import type { HoldLedger, HoldStore } from './store.js';
 import type { CreditHold } from './types.js';
 
@@ -11,10 +12,13 @@ import type { CreditHold } from './types.js';
 export interface HoldHome {
   readonly billing: BillingClient;
   readonly store: HoldStore;
-  /** Counts and publishes a hold freed (`debited`: what a settle debited). */
-  freed(kind: 'settled' | 'released', debited: number): void;
-  /** Reports a store failure after a debit went through. */
-  storeFailed(error: unknown): void;
+  /**
+   * Counts and publishes a hold freed: `settled` (the debit approved, `quantity` debited),
+   * `unpaid` (the debit refused, `quantity` used), `released`.
+   */
+  freed(kind: 'settled' | 'unpaid' | 'released', quantity: number): void;
+  /** Tells `onError` of a failure the caller's answer does not carry (a store's, a settle refused). */
+  report(error: unknown): void;
 }
 
 /**
@@ -71,7 +75,12 @@ export class Hold implements CreditHold {
       const settling = this.#settle(used, options);
       this.#settling = settling;
       settling.then(
-        () => this.#home.freed('settled', used),
+        (result) => {
+          const refused = refusedSettle(this, used, result);
+          this.#home.freed(refused ? 'unpaid' : 'settled', used);
+          // Heard by the app, as well as answered: the work was done and is not paid for.
+          if (refused) this.#home.report(refused);
+        },
         () => {
           this.#settling = undefined;
         },
@@ -130,7 +139,7 @@ export class Hold implements CreditHold {
       await store.settle(this.#ledger, this.id, result.remaining_balance);
     } catch (error) {
       // The debit went through: its result stands. The hold stays until its ttl, which only holds back credits.
-      this.#home.storeFailed(error);
+      this.#home.report(error);
     }
     return result;
   }

@@ -1,6 +1,6 @@
 import type { BillingClient } from '../client.js';
 import type { CreditsEvent } from '../core/diagnostics.js';
-import { InvalidRequestError, StoreError } from '../core/errors/index.js';
+import { InvalidRequestError, SettleRefusedError, StoreError } from '../core/errors/index.js';
 import type { RequestOptions } from '../core/options.js';
 import { check, checkOptions, func, integer, type Rule, required, text } from '../internal/checks.js';
 import { requestRules } from '../internal/options.js';
@@ -95,6 +95,7 @@ class Holds implements CreditHolds, HoldHome {
     reserved: 0,
     refused: 0,
     settled: 0,
+    unpaid: 0,
     released: 0,
     expired: 0,
     balanceReads: 0,
@@ -175,14 +176,15 @@ class Holds implements CreditHolds, HoldHome {
   }
 
   // HoldHome: what a hold reports back.
-  freed(kind: 'settled' | 'released', debited: number): void {
+  freed(kind: 'settled' | 'unpaid' | 'released', quantity: number): void {
     this.#counts[kind]++;
     this.#counts.open--;
-    tellCredits(kind === 'settled' ? 'settle' : 'release', kind === 'settled' ? { quantity: debited } : {});
+    if (kind === 'released') tellCredits('release');
+    else tellCredits(kind === 'settled' ? 'settle' : 'unpaid', { quantity });
   }
 
-  storeFailed(error: unknown): void {
-    tellCredits('error');
+  report(error: unknown): void {
+    if (!(error instanceof SettleRefusedError)) tellCredits('error');
     void safely(() => this.#onError?.(error));
   }
 }

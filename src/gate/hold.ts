@@ -1,3 +1,4 @@
+import { refusedSettle } from '../credits/refused.js';
 import type { CreditHold } from '../credits/types.js';
 import { checkArgs, integer } from '../internal/checks.js';
 import type { GateHold } from './types.js';
@@ -28,8 +29,16 @@ export class RouteHold implements GateHold {
     this.#used = used;
   }
 
-  /** After the answer: settle what was used when it succeeded, else release. */
-  close(succeeded: boolean): Promise<unknown> {
-    return succeeded ? this.credit.settle(this.#used ?? this.credit.quantity) : this.credit.release();
+  /**
+   * After the answer: settle what was used when it succeeded, else release. A settle the service
+   * refused rejects with its `SettleRefusedError`, for the gate's `onError`: the work is unpaid.
+   */
+  async close(succeeded: boolean): Promise<unknown> {
+    if (!succeeded) return this.credit.release();
+    const used = this.#used ?? this.credit.quantity;
+    const result = await this.credit.settle(used);
+    const refused = refusedSettle(this.credit, used, result);
+    if (refused) throw refused;
+    return result;
   }
 }

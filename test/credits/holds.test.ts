@@ -6,7 +6,9 @@ import {
   createCreditHolds,
   createWebhookHandler,
   InvalidRequestError,
+  isBillingError,
   memoryHoldStore,
+  SettleRefusedError,
   StoreError,
 } from '../../src/index.js';
 import { DEMO } from '../../src/testing/index.js';
@@ -165,6 +167,44 @@ describe('createCreditHolds', () => {
       remaining_balance: 0,
     });
     expect(debitsOf(ledger.account_ref_id).map((d) => d.quantity)).toEqual([50]);
+  });
+
+  it('a settle the service refuses is heard: onError gets a SettleRefusedError, stats count it unpaid, not settled', async () => {
+    const ledger = await account(50);
+    const errors: unknown[] = [];
+    const holds = createCreditHolds(clientFor(mock.server), { onError: (e) => errors.push(e) });
+    const r = await holds.reserve({ ...ledger, quantity: 40 });
+    if (!r.approved) throw new Error('refused');
+    // The balance is spent outside the holds while the action runs.
+    await clientFor(mock.server).usage.debit({ ...ledger, quantity: 45 });
+    // The caller still gets the refusal as its result…
+    const result = await r.hold.settle(30);
+    expect(result).toMatchObject({
+      approved: false,
+      error_code: 'insufficient_credits',
+      remaining_balance: 5,
+    });
+    // …and the app hears of the unpaid work, with all it needs to collect it.
+    expect(errors).toHaveLength(1);
+    const error = errors[0];
+    expect(error).toBeInstanceOf(SettleRefusedError);
+    expect(isBillingError(error, 'SettleRefusedError')).toBe(true);
+    expect(error).toMatchObject({
+      name: 'SettleRefusedError',
+      account_ref_id: ledger.account_ref_id,
+      product_code: PRODUCT,
+      meter_code: METER,
+      used: 30,
+      event_key: r.hold.event_key,
+      error_code: 'insufficient_credits',
+      remaining_balance: 5,
+    });
+    expect(JSON.parse(JSON.stringify(error))).toMatchObject({ used: 30, event_key: r.hold.event_key });
+    expect(holds.stats()).toMatchObject({ reserved: 1, settled: 0, unpaid: 1, open: 0 });
+    // Asked again, the same answer, and nothing told twice.
+    expect(await r.hold.settle(30)).toEqual(result);
+    expect(errors).toHaveLength(1);
+    expect(holds.stats()).toMatchObject({ settled: 0, unpaid: 1 });
   });
 
   it('a debit made outside the holds is seen once the balance is older than balanceTtlMs', async () => {
