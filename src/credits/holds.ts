@@ -1,17 +1,24 @@
 import type { BillingClient } from '../client.js';
 import type { CreditsEvent } from '../core/diagnostics.js';
-import { InvalidRequestError, SettleRefusedError, StoreError } from '../core/errors/index.js';
+import {
+  APIUserAbortError,
+  InvalidRequestError,
+  type RequestContext,
+  SettleRefusedError,
+  StoreError,
+} from '../core/errors/index.js';
 import type { RequestOptions } from '../core/options.js';
 import { check, checkOptions, func, integer, type Rule, required, text } from '../internal/checks.js';
 import { requestRules } from '../internal/options.js';
 import { meterRules } from '../resources/usage.js';
 import { channel, publish } from '../util/diagnostics.js';
 import { safely } from '../util/safely.js';
+import { untilSignal } from '../util/signals.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { randomUUID } from '../util/uuid.js';
 import { Hold, type HoldHome } from './hold.js';
 import { memoryHoldStore } from './memory-store.js';
-import type { HoldLedger, HoldStore } from './store.js';
+import { type HoldLedger, type HoldStore, ledgerKey } from './store.js';
 import type {
   CreditHoldStats,
   CreditHolds,
@@ -48,6 +55,9 @@ const reserveRules = {
   ttlMs: [durationMs],
   event_key: [text],
 } satisfies Record<keyof ReserveParams, readonly Rule[]>;
+
+/** What a reservation whose caller aborted while the balance was read names. */
+const READ: RequestContext = { operation: 'holds.reserve', method: 'GET', path: 'usage/credits/balance/' };
 
 /**
  * A reservation that found the balance stale again after each of this many reads (the account
@@ -143,7 +153,7 @@ class Holds implements CreditHolds, HoldHome {
           `holds.reserve: the balance was stale again after each of ${MAX_READS} reads (invalidated meanwhile, or balanceTtlMs shorter than a read)`,
         );
       }
-      await this.#read(ledger, r.fence, options);
+      await this.#read(ledger, r.fence, options?.signal);
     }
   }
 
@@ -156,23 +166,31 @@ class Holds implements CreditHolds, HoldHome {
     return { ...this.#counts };
   }
 
-  /** Reads the ledger's balance from the service into the store; one read per ledger at a time. */
-  #read(ledger: HoldLedger, fence: string, options: RequestOptions | undefined): Promise<void> {
-    const key = JSON.stringify([ledger.account, ledger.product, ledger.meter]);
+  /**
+   * Reads the ledger's balance from the service into the store; one read per ledger at a time,
+   * shared by every reservation that needs it. The read is made with the client's own settings,
+   * none of one caller's (its signal aborting, or its timeout, would fail the others' reservations);
+   * each caller stops waiting when its own `signal` aborts, the read going on for the rest.
+   */
+  #read(ledger: HoldLedger, fence: string, signal: AbortSignal | undefined): Promise<void> {
+    const aborted = () => new APIUserAbortError(READ, { cause: signal?.reason });
+    if (signal?.aborted) return Promise.reject(aborted());
+    const key = ledgerKey(ledger);
     let reading = this.#reading.get(key);
     if (!reading) {
       reading = (async () => {
-        const { balance } = await this.billing.usage.balance(
-          { account_ref_id: ledger.account, product_code: ledger.product, meter_code: ledger.meter },
-          options,
-        );
+        const { balance } = await this.billing.usage.balance({
+          account_ref_id: ledger.account,
+          product_code: ledger.product,
+          meter_code: ledger.meter,
+        });
         this.#counts.balanceReads++;
         tellCredits('balance');
         await this.store.setBalance(ledger, balance, fence);
       })().finally(() => this.#reading.delete(key));
       this.#reading.set(key, reading);
     }
-    return reading;
+    return signal ? untilSignal(reading, signal, aborted) : reading;
   }
 
   // HoldHome: what a hold reports back.

@@ -137,6 +137,10 @@ export interface CreditHolds {
    * Reserves `quantity` credits, atomically in the store, when the account's balance minus every
    * unexpired hold (all instances) covers it.
    *
+   * A balance read is shared by every reservation of the ledger that needs it, and made with the
+   * client's own settings: `options.signal` stops this caller's wait (an `APIUserAbortError`)
+   * without failing the others'; the other request options apply to no shared read.
+   *
    * @throws {@link InvalidRequestError} for bad parameters (before anything is sent).
    * @throws {@link StoreError} when the store failed (nothing is held: never fails open), or an
    * API error when the balance could not be read.

@@ -2,6 +2,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  APIUserAbortError,
   type CreditsEvent,
   createCreditHolds,
   createWebhookHandler,
@@ -87,6 +88,34 @@ describe('createCreditHolds', () => {
       Array.from({ length: 20 }, () => holds.reserve({ ...ledger, quantity: 10 })),
     );
     expect(results.every((r) => r.approved)).toBe(true);
+    expect(count(BALANCE)).toBe(1);
+  });
+
+  it('a shared balance read carries no caller’s signal or timeout: each caller stops waiting on its own', async () => {
+    const ledger = await account(100);
+    const holds = createCreditHolds(clientFor(mock.server, { maxRetries: 0 }));
+    mock.server.faults.add({ method: 'GET', path: BALANCE, delayMs: 300 });
+    mock.server.requests.clear();
+    const first = new AbortController();
+    // The first caller starts the read; a second joins it; the first gives up while it runs.
+    const gone = holds.reserve({ ...ledger, quantity: 10 }, { signal: first.signal, timeout: 100 });
+    const stays = holds.reserve({ ...ledger, quantity: 20 });
+    const late = new AbortController();
+    const leaves = holds.reserve({ ...ledger, quantity: 30 }, { signal: late.signal });
+    setTimeout(() => first.abort(new Error('caller went away')), 20);
+    setTimeout(() => late.abort(), 40);
+    const [a, b, c] = await Promise.allSettled([gone, stays, leaves]);
+    expect(a.status === 'rejected' && a.reason).toBeInstanceOf(APIUserAbortError);
+    expect(c.status === 'rejected' && c.reason).toBeInstanceOf(APIUserAbortError);
+    // The other caller's reservation, past the first's timeout, is granted from the one read.
+    expect(b).toMatchObject({ status: 'fulfilled', value: { approved: true, available: 80 } });
+    expect(count(BALANCE)).toBe(1);
+    // An already aborted signal sends nothing.
+    const ready = await account(5);
+    const error = await caught(() =>
+      holds.reserve({ ...ready, quantity: 1 }, { signal: AbortSignal.abort() }),
+    );
+    expect(error).toBeInstanceOf(APIUserAbortError);
     expect(count(BALANCE)).toBe(1);
   });
 
