@@ -1,6 +1,8 @@
 import { StoreError } from '../core/errors/index.js';
 import type { HoldStore, HoldStoreFree, HoldStoreReserve } from '../credits/store.js';
-import { check, checkOptions, required } from '../internal/checks.js';
+import { check, checkOptions, integer, required } from '../internal/checks.js';
+import { withDeadline } from '../util/deadline.js';
+import { MAX_TIMER_MS } from '../util/timers.js';
 import { driverOf, type Sql } from './driver.js';
 import { DEFAULT_HOLD_TABLE, holdDdlStatements, holdTables } from './hold-ddl.js';
 import { holdStatements } from './hold-sql.js';
@@ -16,7 +18,17 @@ export interface PostgresHoldStoreOptions {
    * missing (see `postgresHoldDdl`). Default `'billing_sdk_credit'`.
    */
   table?: string | undefined;
+  /**
+   * How long to wait for Postgres before the call fails, in ms (an integer): a reservation then
+   * rejects with a {@link billing-sdk!StoreError} `'unavailable'` (holds never fail open), so a
+   * gate answers 503 on time when the database hangs (a table locked by a migration, a connection
+   * that never answers). Default 1 000.
+   */
+  timeoutMs?: number | undefined;
 }
+
+/** The default {@link PostgresHoldStoreOptions.timeoutMs}: a reservation is up to four round trips and a turn on its ledger's lock. */
+const DEFAULT_TIMEOUT_MS = 1_000;
 
 /** One statement as hold-sql.ts gives it. */
 type Statement = { text: string; params: unknown[] };
@@ -34,9 +46,12 @@ type Statement = { text: string; params: unknown[] };
  * ledger and one per hold, are made under `schema` when missing, on first use (`postgresHoldDdl`
  * gives their SQL for migrations).
  *
- * When Postgres is down, every method rejects with a {@link billing-sdk!StoreError}
- * (`'unavailable'`, or `'unexpected_reply'` when the server refuses a statement for good, such as a
- * table of that name with other columns): the reservation fails, never granted unchecked.
+ * When Postgres is down or does not answer within `timeoutMs`, every method rejects with a
+ * {@link billing-sdk!StoreError} (`'unavailable'`, or `'unexpected_reply'` when the server refuses a
+ * statement for good, such as a table of that name with other columns): the reservation fails,
+ * never granted unchecked. A reservation that timed out may still land afterwards: its hold then
+ * only holds credits back until its ttl. A resent reservation (same hold id) finds its hold and
+ * counts it once.
  *
  * @param db - A node-postgres `Pool` (recommended: reservations of different ledgers then run side
  * by side) or `Client` (every statement waits its turn), or a postgres.js `sql`. Not closed here:
@@ -59,19 +74,33 @@ type Statement = { text: string; params: unknown[] };
 export function postgresHoldStore(db: unknown, options: PostgresHoldStoreOptions = {}): HoldStore {
   check('postgresHoldStore', { db }, { db: [required] });
   const driver = driverOf(db, 'postgresHoldStore', 'db');
-  checkOptions('postgresHoldStore', options, { schema: [identifier], table: [identifier] });
+  checkOptions('postgresHoldStore', options, {
+    schema: [identifier],
+    table: [identifier],
+    timeoutMs: [integer(1, MAX_TIMER_MS)],
+  });
   const schema = options.schema ?? DEFAULT_SCHEMA;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const table = options.table ?? DEFAULT_HOLD_TABLE;
   const sql = holdStatements(schema, table);
   const ready = tablesOnce(driver, schema, holdTables(table).holds, holdDdlStatements(schema, table));
 
-  /** `steps` once the tables exist; any failure a StoreError naming `step`. */
+  /**
+   * `steps` once the tables exist, within `timeoutMs`; any failure a StoreError naming `step`. A
+   * step answered late may still land: a reservation's hold then only holds credits back until its ttl.
+   */
   const run = async <T>(step: string, steps: () => Promise<T>): Promise<T> => {
+    const where = `postgresHoldStore.${step}`;
+    const late = () =>
+      new StoreError('unavailable', `${where}: Postgres did not answer within ${timeoutMs} ms`);
     try {
-      await ready();
-      return await steps();
+      return await withDeadline(
+        ready().then(() => steps()),
+        timeoutMs,
+        late,
+      );
     } catch (error) {
-      throw storeFailure(`postgresHoldStore.${step}`, error);
+      throw storeFailure(where, error);
     }
   };
   const rows = <T>(on: Sql, statement: Statement) => on.query<T>(statement.text, statement.params);
