@@ -1,5 +1,6 @@
 import { StoreError } from '../core/errors/index.js';
 import type { HoldStore, HoldStoreFree, HoldStoreReserve } from '../credits/store.js';
+import { checkStoreArgs } from '../credits/store-args.js';
 import { check, checkOptions, integer, required } from '../internal/checks.js';
 import { withDeadline } from '../util/deadline.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
@@ -29,6 +30,8 @@ export interface PostgresHoldStoreOptions {
 
 /** The default {@link PostgresHoldStoreOptions.timeoutMs}: a reservation is up to four round trips and a turn on its ledger's lock. */
 const DEFAULT_TIMEOUT_MS = 1_000;
+
+const OPERATION = 'postgresHoldStore';
 
 /** One statement as hold-sql.ts gives it. */
 type Statement = { text: string; params: unknown[] };
@@ -106,46 +109,57 @@ export function postgresHoldStore(db: unknown, options: PostgresHoldStoreOptions
   const rows = <T>(on: Sql, statement: Statement) => on.query<T>(statement.text, statement.params);
 
   return {
-    reserve: (ledger, hold, balanceTtlMs) =>
-      run('reserve', async () => {
+    async reserve(ledger, hold, balanceTtlMs) {
+      checkStoreArgs.reserve(OPERATION, ledger, hold, balanceTtlMs);
+      return run('reserve', async () => {
         const [row] = await driver.transaction(async (tx) => {
           await rows(tx, sql.lock(ledger));
           return rows<ReserveRow>(tx, sql.reserve(ledger, hold.id, hold.quantity, hold.ttlMs, balanceTtlMs));
         });
         return reserveOutcome(row, hold.quantity);
-      }),
+      });
+    },
 
-    setBalance: (ledger, balance, fence) =>
-      run('setBalance', async () => {
+    async setBalance(ledger, balance, fence) {
+      checkStoreArgs.setBalance(OPERATION, ledger, balance, fence);
+      return run('setBalance', async () => {
         await rows(driver, sql.setBalance(ledger, balance, fence));
-      }),
+      });
+    },
 
-    settle: (ledger, id, remaining) =>
-      run('settle', () =>
+    async settle(ledger, id, remaining) {
+      checkStoreArgs.settle(OPERATION, ledger, id, remaining);
+      return run('settle', () =>
         driver.transaction(async (tx): Promise<HoldStoreFree> => {
           // The ledger's lock first, then the hold's row: the order a reservation takes them in.
           const [settled] = await rows<{ balance: unknown }>(tx, sql.settled(ledger, remaining));
           const [dropped] = await rows<{ live: unknown }>(tx, sql.drop(ledger, id));
           return { held: dropped?.live === true, balance: balanceOf(settled?.balance) };
         }),
-      ),
+      );
+    },
 
-    release: (ledger, id) =>
-      run('release', async (): Promise<HoldStoreFree> => {
+    async release(ledger, id) {
+      checkStoreArgs.release(OPERATION, ledger, id);
+      return run('release', async (): Promise<HoldStoreFree> => {
         const [row] = await rows<{ held: unknown; balance: unknown }>(driver, sql.release(ledger, id));
         return { held: row?.held === true, balance: balanceOf(row?.balance) };
-      }),
+      });
+    },
 
-    invalidate: (account) =>
-      run('invalidate', async () => {
+    async invalidate(account) {
+      checkStoreArgs.invalidate(OPERATION, account);
+      return run('invalidate', async () => {
         await rows(driver, sql.invalidate(account));
-      }),
+      });
+    },
   };
 }
 
 /** The row of hold-sql.ts's `reserve` statement. */
 interface ReserveRow {
   stale: unknown;
+  mine: unknown;
   fence: unknown;
   available: unknown;
   granted: unknown;
@@ -162,6 +176,8 @@ function reserveOutcome(row: ReserveRow | undefined, quantity: number): HoldStor
   }
   const available = row?.available;
   if (typeof available !== 'number') throw unexpected('reserve', row);
+  // A resend finds its hold already counted in `available`.
+  if (row?.mine === true) return { status: 'granted', available: Math.max(0, available), expired };
   if (row?.granted === true) return { status: 'granted', available: available - quantity, expired };
   return { status: 'refused', available: Math.max(0, available), expired };
 }

@@ -1,7 +1,7 @@
 import type { HoldLedger, HoldStore, HoldStoreFree, HoldStoreReserve } from '../credits/store.js';
-import { checkArgs, checkOptions, integer, type Rule, text } from '../internal/checks.js';
+import { balanceRule, checkStoreArgs, ledgerArgs, name } from '../credits/store-args.js';
+import { checkArgs, checkOptions, type Rule, text } from '../internal/checks.js';
 import { randomUUID } from '../util/uuid.js';
-import { isWellFormed } from '../util/well-formed.js';
 import { adaptClient, type RedisClient } from './adapt.js';
 import { evalScript, px, replyText, timerMs } from './client.js';
 import { keyPrefix, tagged } from './keys.js';
@@ -33,23 +33,6 @@ const optionRules = {
 
 /** How long an account's keys live at least after a write, in ms (plus the ttl of a hold it grants). */
 const KEEP_MS = 24 * 60 * 60 * 1000;
-
-/** A name: any string UTF-8 carries unchanged (a lone surrogate would become U+FFFD, so two names could share a key). */
-const name: Rule = (v) =>
-  typeof v === 'string' && isWellFormed(v) ? undefined : 'must be a string without a lone UTF-16 surrogate';
-
-/** A balance as the service gives it: an integer JavaScript and Lua both keep exactly. */
-const balanceRule: Rule = integer(Number.MIN_SAFE_INTEGER);
-
-/** The rules of a ledger's three names, read safely from whatever was passed. */
-function ledgerArgs(ledger: unknown): [string, Rule[], unknown][] {
-  const l = (typeof ledger === 'object' && ledger !== null ? ledger : {}) as Partial<HoldLedger>;
-  return [
-    ['ledger.account', [name], l.account],
-    ['ledger.product', [name], l.product],
-    ['ledger.meter', [name], l.meter],
-  ];
-}
 
 /**
  * The `HoldStore` of `createCreditHolds` in Redis, for several instances debiting the same
@@ -125,14 +108,7 @@ export function redisHoldStore(client: RedisClient, options: RedisHoldStoreOptio
 
   return {
     async reserve(l, hold, balanceTtlMs): Promise<HoldStoreReserve> {
-      const h = (typeof hold === 'object' && hold !== null ? hold : {}) as Partial<typeof hold>;
-      checkArgs(`${OPERATION}.reserve`, [
-        ...ledgerArgs(l),
-        ['hold.id', [name], h.id],
-        ['hold.quantity', [integer(1)], h.quantity],
-        ['hold.ttlMs', [timerMs], h.ttlMs],
-        ['balanceTtlMs', [timerMs], balanceTtlMs],
-      ]);
+      checkStoreArgs.reserve(OPERATION, l, hold, balanceTtlMs);
       const { keys, ledger } = keysOf(l);
       const reply = await run('reserve', RESERVE, keys, [
         ledger,
@@ -168,23 +144,19 @@ export function redisHoldStore(client: RedisClient, options: RedisHoldStoreOptio
     },
 
     async settle(l, id, remaining) {
-      checkArgs(`${OPERATION}.settle`, [
-        ...ledgerArgs(l),
-        ['id', [name], id],
-        ['remaining', [balanceRule], remaining],
-      ]);
+      checkStoreArgs.settle(OPERATION, l, id, remaining);
       const { keys, ledger } = keysOf(l);
       return freed('settle', await run('settle', SETTLE, keys, [ledger, id, remaining, KEEP_MS]));
     },
 
     async release(l, id) {
-      checkArgs(`${OPERATION}.release`, [...ledgerArgs(l), ['id', [name], id]]);
+      checkStoreArgs.release(OPERATION, l, id);
       const { keys, ledger } = keysOf(l);
       return freed('release', await run('release', RELEASE, keys, [ledger, id]));
     },
 
     async invalidate(account) {
-      checkArgs(`${OPERATION}.invalidate`, [['account', [name], account]]);
+      checkStoreArgs.invalidate(OPERATION, account);
       await run('invalidate', INVALIDATE, [`${tagged(prefix, account)}:a`], [KEEP_MS]);
     },
   };

@@ -101,23 +101,6 @@ describe('redisHoldStore: options and arguments', () => {
     expect(counts.sent).toBe(0);
   });
 
-  it('a resent reservation (the same hold id) finds its hold and counts it once', async () => {
-    const store = redisHoldStore(single(), { prefix: uniquePrefix('resend') });
-    const ledger = freshLedger();
-    const first = await store.reserve(ledger, hold(1), 60_000);
-    if (first.status !== 'stale') throw new Error(`expected stale, got ${JSON.stringify(first)}`);
-    await store.setBalance(ledger, 10, first.fence);
-    const h = hold(6);
-    expect(await store.reserve(ledger, h, 60_000)).toEqual({ status: 'granted', available: 4, expired: 0 });
-    expect(await store.reserve(ledger, h, 60_000)).toEqual({ status: 'granted', available: 4, expired: 0 });
-    expect(await store.release(ledger, h.id)).toEqual({ held: true, balance: 10 });
-    expect(await store.reserve(ledger, hold(10), 60_000)).toEqual({
-      status: 'granted',
-      available: 0,
-      expired: 0,
-    });
-  });
-
   it('an account’s keys expire: each write gives them at least a day, plus the ttl of a hold granted', async () => {
     const prefix = uniquePrefix('expiry');
     const c = clients.get('node-redis')!;
