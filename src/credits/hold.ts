@@ -28,7 +28,10 @@ export interface HoldHome {
  */
 export class Hold implements CreditHold {
   readonly #home: HoldHome;
+  /** The account, product and meter, as the service names them. */
   readonly #ledger: HoldLedger;
+  /** The same ledger as the store keeps it (see {@link HoldHome.stored}). */
+  readonly #stored: HoldLedger;
   readonly id: string;
   readonly event_key: string;
   readonly quantity: number;
@@ -38,9 +41,17 @@ export class Hold implements CreditHold {
   #settling: Promise<DebitResult> | undefined;
   #released: Promise<void> | undefined;
 
-  constructor(home: HoldHome, ledger: HoldLedger, id: string, eventKey: string, quantity: number) {
+  constructor(
+    home: HoldHome,
+    ledger: HoldLedger,
+    stored: HoldLedger,
+    id: string,
+    eventKey: string,
+    quantity: number,
+  ) {
     this.#home = home;
     this.#ledger = ledger;
+    this.#stored = stored;
     this.id = id;
     this.event_key = eventKey;
     this.quantity = quantity;
@@ -97,7 +108,7 @@ export class Hold implements CreditHold {
     }
     if (!this.#released) {
       this.#released = this.#home.store
-        .release(this.#ledger, this.id)
+        .release(this.#stored, this.id)
         .then(() => this.#home.freed('released', 0));
       // A failed release leaves the hold to expire; the next call may try again.
       this.#released.catch(() => {
@@ -110,7 +121,7 @@ export class Hold implements CreditHold {
   async #settle(used: number, options: RequestOptions | undefined): Promise<DebitResult> {
     const { billing, store } = this.#home;
     if (used === 0) {
-      const { balance } = await store.release(this.#ledger, this.id);
+      const { balance } = await store.release(this.#stored, this.id);
       const remaining =
         balance ??
         (
@@ -136,7 +147,7 @@ export class Hold implements CreditHold {
       options,
     );
     try {
-      await store.settle(this.#ledger, this.id, result.remaining_balance);
+      await store.settle(this.#stored, this.id, result.remaining_balance);
     } catch (error) {
       // The debit went through: its result stands. The hold stays until its ttl, which only holds back credits.
       this.#home.report(error);

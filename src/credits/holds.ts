@@ -1,4 +1,4 @@
-import type { BillingClient } from '../client.js';
+import { type BillingClient, serviceOf } from '../client.js';
 import type { CreditsEvent } from '../core/diagnostics.js';
 import {
   APIUserAbortError,
@@ -99,6 +99,12 @@ class Holds implements CreditHolds, HoldHome {
   readonly #ttlMs: number;
   readonly #balanceTtlMs: number;
   readonly #onError: ((error: unknown) => void) | undefined;
+  /**
+   * The service the client talks to (a digest of its API key and base URL, never the key): every
+   * account's ledgers are kept under it, so two clients sharing a store (live and sandbox, two
+   * deployments) never count one's balance or holds for the other.
+   */
+  readonly #service: string;
   /** Balance reads in flight, by ledger: concurrent reservations of one ledger share one read. */
   readonly #reading = new Map<string, Promise<void>>();
   readonly #counts = {
@@ -118,6 +124,7 @@ class Holds implements CreditHolds, HoldHome {
     this.#ttlMs = options.ttlMs ?? 60_000;
     this.#balanceTtlMs = options.balanceTtlMs ?? 30_000;
     this.#onError = options.onError;
+    this.#service = serviceOf(billing);
   }
 
   async reserve(params: ReserveParams, options?: RequestOptions): Promise<ReserveResult> {
@@ -125,10 +132,11 @@ class Holds implements CreditHolds, HoldHome {
     // Checked now, as the client would: a read may not be needed, and a bad option must not pass then.
     checkOptions('holds.reserve', options, requestRules);
     const ledger: HoldLedger = { account: p.account_ref_id, product: p.product_code, meter: p.meter_code };
+    const stored = this.stored(ledger);
     const id = randomUUID();
     const request = { id, quantity: p.quantity, ttlMs: p.ttlMs ?? this.#ttlMs };
     for (let reads = 0; ; reads++) {
-      const r = await this.store.reserve(ledger, request, this.#balanceTtlMs);
+      const r = await this.store.reserve(stored, request, this.#balanceTtlMs);
       if (r.expired > 0) {
         this.#counts.expired += r.expired;
         tellCredits('expire', { count: r.expired });
@@ -137,7 +145,7 @@ class Holds implements CreditHolds, HoldHome {
         this.#counts.reserved++;
         this.#counts.open++;
         tellCredits('reserve', { quantity: p.quantity });
-        const hold = new Hold(this, ledger, id, p.event_key ?? `hold_${id}`, p.quantity);
+        const hold = new Hold(this, ledger, stored, id, p.event_key ?? `hold_${id}`, p.quantity);
         return { approved: true, hold, available: r.available };
       }
       if (r.status === 'refused') {
@@ -153,13 +161,13 @@ class Holds implements CreditHolds, HoldHome {
           `holds.reserve: the balance was stale again after each of ${MAX_READS} reads (invalidated meanwhile, or balanceTtlMs shorter than a read)`,
         );
       }
-      await this.#read(ledger, r.fence, options?.signal);
+      await this.#read(ledger, stored, r.fence, options?.signal);
     }
   }
 
   async invalidate(account_ref_id: string): Promise<void> {
     check('holds.invalidate', { account_ref_id }, { account_ref_id: [required, text] });
-    await this.store.invalidate(account_ref_id);
+    await this.store.invalidate(this.#storedAccount(account_ref_id));
   }
 
   stats(): CreditHoldStats {
@@ -172,10 +180,15 @@ class Holds implements CreditHolds, HoldHome {
    * none of one caller's (its signal aborting, or its timeout, would fail the others' reservations);
    * each caller stops waiting when its own `signal` aborts, the read going on for the rest.
    */
-  #read(ledger: HoldLedger, fence: string, signal: AbortSignal | undefined): Promise<void> {
+  #read(
+    ledger: HoldLedger,
+    stored: HoldLedger,
+    fence: string,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     const aborted = () => new APIUserAbortError(READ, { cause: signal?.reason });
     if (signal?.aborted) return Promise.reject(aborted());
-    const key = ledgerKey(ledger);
+    const key = ledgerKey(stored);
     let reading = this.#reading.get(key);
     if (!reading) {
       reading = (async () => {
@@ -186,7 +199,7 @@ class Holds implements CreditHolds, HoldHome {
         });
         this.#counts.balanceReads++;
         tellCredits('balance');
-        await this.store.setBalance(ledger, balance, fence);
+        await this.store.setBalance(stored, balance, fence);
       })().finally(() => this.#reading.delete(key));
       this.#reading.set(key, reading);
     }
@@ -194,6 +207,15 @@ class Holds implements CreditHolds, HoldHome {
   }
 
   // HoldHome: what a hold reports back.
+  stored(ledger: HoldLedger): HoldLedger {
+    return { ...ledger, account: this.#storedAccount(ledger.account) };
+  }
+
+  /** An account as the store keeps it: under the client's service (the digest has no `:`). */
+  #storedAccount(account: string): string {
+    return `${this.#service}:${account}`;
+  }
+
   freed(kind: 'settled' | 'unpaid' | 'released', quantity: number): void {
     this.#counts[kind]++;
     this.#counts.open--;

@@ -1,4 +1,10 @@
-import type { HoldLedger, HoldStore, HoldStoreFree, HoldStoreReserve } from '../credits/store.js';
+import {
+  type HoldLedger,
+  type HoldStore,
+  type HoldStoreFree,
+  type HoldStoreReserve,
+  ledgerKey,
+} from '../credits/store.js';
 import { balanceRule, checkStoreArgs, ledgerArgs, name } from '../credits/store-args.js';
 import { checkArgs, checkOptions, type Rule, text } from '../internal/checks.js';
 import { randomUUID } from '../util/uuid.js';
@@ -83,8 +89,7 @@ export function redisHoldStore(client: RedisClient, options: RedisHoldStoreOptio
   /** The account hash, and the ledger's holds hash: both carry the account's hash tag. */
   const keysOf = (l: HoldLedger): { keys: [string, string]; ledger: string } => {
     const base = tagged(prefix, l.account);
-    // JSON of the pair: no product and meter pair shares it with another.
-    const ledger = JSON.stringify([l.product, l.meter]);
+    const ledger = ledgerKey(l);
     return { keys: [`${base}:a`, `${base}:h:${ledger}`], ledger };
   };
   const run = (step: string, script: string, keys: string[], args: (string | number)[]) =>

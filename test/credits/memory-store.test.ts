@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type HoldStore, InvalidRequestError, memoryHoldStore } from '../../src/index.js';
 import { collectGarbage } from '../helpers.js';
 import { freshLedger, holdStoreContract } from './hold-contract.js';
+import { holdNamespaceCase } from './hold-namespace.js';
 
 holdStoreContract('memoryHoldStore', async () => {
   let now = 1_000_000;
@@ -25,6 +26,12 @@ holdStoreContract('memoryHoldStore on a clock started at the epoch', async () =>
     },
   };
 });
+
+holdNamespaceCase(
+  'memoryHoldStore shared by two clients',
+  async () => memoryHoldStore(),
+  async () => '',
+);
 
 describe('memoryHoldStore', () => {
   it('refuses options that are not its own before anything is kept', () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidRequestError, isBillingError, StoreError } from '../../src/index.js';
 import { postgresHoldDdl, postgresHoldStore } from '../../src/postgres/index.js';
 import { freshLedger, holdStoreContract } from '../credits/hold-contract.js';
+import { holdNamespaceCase } from '../credits/hold-namespace.js';
 import { caught } from '../helpers.js';
 import { startPostgres, usePostgres } from './cluster.js';
 import { connect, DRIVERS, type DriverKind, uniqueTable } from './connect.js';
@@ -41,6 +42,16 @@ for (const kind of DRIVERS) {
     return { store, advance: sleep };
   });
 }
+
+// Default options (the default table), but for a generous timeout on a loaded machine.
+holdNamespaceCase(
+  'postgresHoldStore on one database, default table',
+  async () => postgresHoldStore(admin, { timeoutMs: SLOW }),
+  async () =>
+    JSON.stringify(
+      (await admin.query('SELECT account, product, meter FROM billing_sdk_credit_ledgers')).rows,
+    ),
+);
 
 describe('postgresHoldStore in Postgres', () => {
   it('makes its tables on first use, in the schema asked for; the DDL says the same', async () => {
