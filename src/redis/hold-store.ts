@@ -17,8 +17,9 @@ import { storeFailure, unexpectedReply } from './store-errors.js';
 /** Options of {@link redisHoldStore}. */
 export interface RedisHoldStoreOptions {
   /**
-   * Start of every key of the store; default `'billing-sdk:holds:'`. Instances sharing a prefix
-   * share balances and holds: give each service (each API key) its own. No hash tag is needed for
+   * Start of every key of the store; default `'billing-sdk:holds:'`. Clients of different services
+   * (API keys, base URLs) sharing a prefix never share balances or holds: `createCreditHolds` keeps
+   * each account's ledgers under a digest of its client's key and base URL. No hash tag is needed for
    * Redis Cluster: the store tags each account's keys itself (a tag in the prefix puts every key of
    * the store in that one slot).
    */
