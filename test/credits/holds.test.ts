@@ -207,7 +207,11 @@ describe('createCreditHolds', () => {
     // The balance is spent outside the holds while the action runs.
     await clientFor(mock.server).usage.debit({ ...ledger, quantity: 45 });
     // The caller still gets the refusal as its result…
-    const result = await r.hold.settle(30);
+    const seen: CreditsEvent[] = [];
+    const listener = (message: unknown) => seen.push(message as CreditsEvent);
+    subscribe('billing-sdk:credits', listener);
+    const result = await r.hold.settle(30).finally(() => unsubscribe('billing-sdk:credits', listener));
+    expect(seen).toEqual([{ event: 'unpaid', quantity: 30 }]);
     expect(result).toMatchObject({
       approved: false,
       error_code: 'insufficient_credits',
