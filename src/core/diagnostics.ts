@@ -112,12 +112,13 @@ export interface GateEvent {
 export interface CreditsEvent {
   /**
    * `reserve`: a hold was granted; `refuse`: a reservation was refused (`insufficient_credits`);
-   * `settle`: a hold was settled (`debited`, 0 for a settle of 0); `release`: a hold was released;
+   * `settle`: a hold was settled (`debited`, 0 for a settle of 0); `unpaid`: the service refused a
+   * settle's debit (`quantity`: what was used); `release`: a hold was released;
    * `expire`: holds of any instance were found expired (`count`); `balance`: a balance was read from
    * the service; `error`: the store failed after a debit (the hold stays until its ttl).
    */
-  readonly event: 'reserve' | 'refuse' | 'settle' | 'release' | 'expire' | 'balance' | 'error';
-  /** Credits reserved (`reserve`), asked (`refuse`) or debited (`settle`). */
+  readonly event: 'reserve' | 'refuse' | 'settle' | 'unpaid' | 'release' | 'expire' | 'balance' | 'error';
+  /** Credits reserved (`reserve`), asked (`refuse`), debited (`settle`) or used and unpaid (`unpaid`). */
   readonly quantity?: number | undefined;
   /** How many holds expired (`expire`). */
   readonly count?: number | undefined;

@@ -6,6 +6,7 @@ import { requestRules } from '../internal/options.js';
 import type { DebitResult } from '../schemas/usage.js';
 import { type Clock, realClock } from '../util/clock.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
+import { refusedSettle } from './refused.js';
 import type { HoldLedger, HoldStore } from './store.js';
 import type { CreditHold, HoldExtendResult } from './types.js';
 
@@ -15,10 +16,13 @@ export interface HoldHome {
   readonly store: HoldStore;
   /** The holds' clock (a test seam): what a hold's keeper times its extends with. */
   readonly clock: Clock;
-  /** Counts and publishes a hold freed (`debited`: what a settle debited). */
-  freed(kind: 'settled' | 'released', debited: number): void;
-  /** Reports a store failure after a debit went through. */
-  storeFailed(error: unknown): void;
+  /**
+   * Counts and publishes a hold freed: `settled` (the debit approved, `quantity` debited),
+   * `unpaid` (the debit refused, `quantity` used), `released`.
+   */
+  freed(kind: 'settled' | 'unpaid' | 'released', quantity: number): void;
+  /** Tells `onError` of a failure the caller's answer does not carry (a store's, a settle refused). */
+  report(error: unknown): void;
 }
 
 /**
@@ -28,7 +32,10 @@ export interface HoldHome {
  */
 export class Hold implements CreditHold {
   readonly #home: HoldHome;
+  /** The account, product and meter, as the service names them. */
   readonly #ledger: HoldLedger;
+  /** The same ledger as the store keeps it (see {@link HoldHome.stored}). */
+  readonly #stored: HoldLedger;
   readonly id: string;
   readonly event_key: string;
   readonly quantity: number;
@@ -42,6 +49,7 @@ export class Hold implements CreditHold {
   constructor(
     home: HoldHome,
     ledger: HoldLedger,
+    stored: HoldLedger,
     id: string,
     eventKey: string,
     quantity: number,
@@ -49,6 +57,7 @@ export class Hold implements CreditHold {
   ) {
     this.#home = home;
     this.#ledger = ledger;
+    this.#stored = stored;
     this.id = id;
     this.event_key = eventKey;
     this.quantity = quantity;
@@ -89,7 +98,12 @@ export class Hold implements CreditHold {
       const settling = this.#settle(used, options);
       this.#settling = settling;
       settling.then(
-        () => this.#home.freed('settled', used),
+        (result) => {
+          const refused = refusedSettle(this, used, result);
+          this.#home.freed(refused ? 'unpaid' : 'settled', used);
+          // Heard by the app, as well as answered: the work was done and is not paid for.
+          if (refused) this.#home.report(refused);
+        },
         () => {
           this.#settling = undefined;
         },
@@ -106,7 +120,7 @@ export class Hold implements CreditHold {
     }
     if (!this.#released) {
       this.#released = this.#home.store
-        .release(this.#ledger, this.id)
+        .release(this.#stored, this.id)
         .then(() => this.#home.freed('released', 0));
       // A failed release leaves the hold to expire; the next call may try again.
       this.#released.catch(() => {
@@ -122,14 +136,14 @@ export class Hold implements CreditHold {
     // hold is gone or going, and must not be kept.
     if (this.#used !== undefined) return { extended: false, reason: 'settled' };
     if (this.#released) return { extended: false, reason: 'released' };
-    const extended = await this.#home.store.extend(this.#ledger, this.id, ttlMs ?? this.ttlMs);
+    const extended = await this.#home.store.extend(this.#stored, this.id, ttlMs ?? this.ttlMs);
     return extended ? { extended: true } : { extended: false, reason: 'expired' };
   }
 
   async #settle(used: number, options: RequestOptions | undefined): Promise<DebitResult> {
     const { billing, store } = this.#home;
     if (used === 0) {
-      const { balance } = await store.release(this.#ledger, this.id);
+      const { balance } = await store.release(this.#stored, this.id);
       const remaining =
         balance ??
         (
@@ -156,14 +170,14 @@ export class Hold implements CreditHold {
     );
     try {
       await store.settle(
-        this.#ledger,
+        this.#stored,
         this.id,
         result.remaining_balance,
         result.approved ? result.debited : 0,
       );
     } catch (error) {
       // The debit went through: its result stands. The hold stays until its ttl, which only holds back credits.
-      this.#home.storeFailed(error);
+      this.#home.report(error);
     }
     return result;
   }

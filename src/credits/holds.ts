@@ -1,6 +1,12 @@
-import type { BillingClient } from '../client.js';
+import { type BillingClient, serviceOf } from '../client.js';
 import type { CreditsEvent } from '../core/diagnostics.js';
-import { InvalidRequestError, StoreError } from '../core/errors/index.js';
+import {
+  APIUserAbortError,
+  InvalidRequestError,
+  type RequestContext,
+  SettleRefusedError,
+  StoreError,
+} from '../core/errors/index.js';
 import type { RequestOptions } from '../core/options.js';
 import { check, checkOptions, func, integer, type Rule, required, text } from '../internal/checks.js';
 import { requestRules } from '../internal/options.js';
@@ -8,11 +14,12 @@ import { meterRules } from '../resources/usage.js';
 import { type Clock, clockOf } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
 import { safely } from '../util/safely.js';
+import { untilSignal } from '../util/signals.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { randomUUID } from '../util/uuid.js';
 import { Hold, type HoldHome } from './hold.js';
 import { memoryHoldStore } from './memory-store.js';
-import type { HoldLedger, HoldStore } from './store.js';
+import { type HoldLedger, type HoldStore, ledgerKey } from './store.js';
 import type {
   CreditHoldStats,
   CreditHolds,
@@ -49,6 +56,9 @@ const reserveRules = {
   ttlMs: [durationMs],
   event_key: [text],
 } satisfies Record<keyof ReserveParams, readonly Rule[]>;
+
+/** What a reservation whose caller aborted while the balance was read names. */
+const READ: RequestContext = { operation: 'holds.reserve', method: 'GET', path: 'usage/credits/balance/' };
 
 /**
  * A reservation that found the balance stale again after each of this many reads (the account
@@ -91,12 +101,19 @@ class Holds implements CreditHolds, HoldHome {
   readonly #ttlMs: number;
   readonly #balanceTtlMs: number;
   readonly #onError: ((error: unknown) => void) | undefined;
+  /**
+   * The service the client talks to (a digest of its API key and base URL, never the key): every
+   * account's ledgers are kept under it, so two clients sharing a store (live and sandbox, two
+   * deployments) never count one's balance or holds for the other.
+   */
+  readonly #service: string;
   /** Balance reads in flight, by ledger: concurrent reservations of one ledger share one read. */
   readonly #reading = new Map<string, Promise<void>>();
   readonly #counts = {
     reserved: 0,
     refused: 0,
     settled: 0,
+    unpaid: 0,
     released: 0,
     expired: 0,
     balanceReads: 0,
@@ -110,6 +127,7 @@ class Holds implements CreditHolds, HoldHome {
     this.#ttlMs = options.ttlMs ?? 60_000;
     this.#balanceTtlMs = options.balanceTtlMs ?? 30_000;
     this.#onError = options.onError;
+    this.#service = serviceOf(billing);
   }
 
   async reserve(params: ReserveParams, options?: RequestOptions): Promise<ReserveResult> {
@@ -117,10 +135,11 @@ class Holds implements CreditHolds, HoldHome {
     // Checked now, as the client would: a read may not be needed, and a bad option must not pass then.
     checkOptions('holds.reserve', options, requestRules);
     const ledger: HoldLedger = { account: p.account_ref_id, product: p.product_code, meter: p.meter_code };
+    const stored = this.stored(ledger);
     const id = randomUUID();
     const request = { id, quantity: p.quantity, ttlMs: p.ttlMs ?? this.#ttlMs };
     for (let reads = 0; ; reads++) {
-      const r = await this.store.reserve(ledger, request, this.#balanceTtlMs);
+      const r = await this.store.reserve(stored, request, this.#balanceTtlMs);
       if (r.expired > 0) {
         this.#counts.expired += r.expired;
         tellCredits('expire', { count: r.expired });
@@ -129,7 +148,15 @@ class Holds implements CreditHolds, HoldHome {
         this.#counts.reserved++;
         this.#counts.open++;
         tellCredits('reserve', { quantity: p.quantity });
-        const hold = new Hold(this, ledger, id, p.event_key ?? `hold_${id}`, p.quantity, request.ttlMs);
+        const hold = new Hold(
+          this,
+          ledger,
+          stored,
+          id,
+          p.event_key ?? `hold_${id}`,
+          p.quantity,
+          request.ttlMs,
+        );
         return { approved: true, hold, available: r.available };
       }
       if (r.status === 'refused') {
@@ -145,47 +172,70 @@ class Holds implements CreditHolds, HoldHome {
           `holds.reserve: the balance was stale again after each of ${MAX_READS} reads (invalidated meanwhile, or balanceTtlMs shorter than a read)`,
         );
       }
-      await this.#read(ledger, r.fence, options);
+      await this.#read(ledger, stored, r.fence, options?.signal);
     }
   }
 
   async invalidate(account_ref_id: string): Promise<void> {
     check('holds.invalidate', { account_ref_id }, { account_ref_id: [required, text] });
-    await this.store.invalidate(account_ref_id);
+    await this.store.invalidate(this.#storedAccount(account_ref_id));
   }
 
   stats(): CreditHoldStats {
     return { ...this.#counts };
   }
 
-  /** Reads the ledger's balance from the service into the store; one read per ledger at a time. */
-  #read(ledger: HoldLedger, fence: string, options: RequestOptions | undefined): Promise<void> {
-    const key = JSON.stringify([ledger.account, ledger.product, ledger.meter]);
+  /**
+   * Reads the ledger's balance from the service into the store; one read per ledger at a time,
+   * shared by every reservation that needs it. The read is made with the client's own settings,
+   * none of one caller's (its signal aborting, or its timeout, would fail the others' reservations);
+   * each caller stops waiting when its own `signal` aborts, the read going on for the rest.
+   */
+  #read(
+    ledger: HoldLedger,
+    stored: HoldLedger,
+    fence: string,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const aborted = () => new APIUserAbortError(READ, { cause: signal?.reason });
+    if (signal?.aborted) return Promise.reject(aborted());
+    const key = ledgerKey(stored);
     let reading = this.#reading.get(key);
     if (!reading) {
       reading = (async () => {
-        const { balance } = await this.billing.usage.balance(
-          { account_ref_id: ledger.account, product_code: ledger.product, meter_code: ledger.meter },
-          options,
-        );
+        const { balance } = await this.billing.usage.balance({
+          account_ref_id: ledger.account,
+          product_code: ledger.product,
+          meter_code: ledger.meter,
+        });
         this.#counts.balanceReads++;
         tellCredits('balance');
-        await this.store.setBalance(ledger, balance, fence);
+        await this.store.setBalance(stored, balance, fence);
       })().finally(() => this.#reading.delete(key));
       this.#reading.set(key, reading);
     }
-    return reading;
+    return signal ? untilSignal(reading, signal, aborted) : reading;
   }
 
   // HoldHome: what a hold reports back.
-  freed(kind: 'settled' | 'released', debited: number): void {
-    this.#counts[kind]++;
-    this.#counts.open--;
-    tellCredits(kind === 'settled' ? 'settle' : 'release', kind === 'settled' ? { quantity: debited } : {});
+  stored(ledger: HoldLedger): HoldLedger {
+    return { ...ledger, account: this.#storedAccount(ledger.account) };
   }
 
-  storeFailed(error: unknown): void {
-    tellCredits('error');
+  /** An account as the store keeps it: under the client's service (the digest has no `:`). */
+  #storedAccount(account: string): string {
+    return `${this.#service}:${account}`;
+  }
+
+  freed(kind: 'settled' | 'unpaid' | 'released', quantity: number): void {
+    this.#counts[kind]++;
+    this.#counts.open--;
+    if (kind === 'released') tellCredits('release');
+    else tellCredits(kind === 'settled' ? 'settle' : 'unpaid', { quantity });
+  }
+
+  report(error: unknown): void {
+    if (!(error instanceof SettleRefusedError)) tellCredits('error');
     void safely(() => this.#onError?.(error));
   }
 }

@@ -11,6 +11,14 @@ export interface HoldLedger {
   readonly meter: string;
 }
 
+/**
+ * The one key of a ledger, for a map or a store's key: JSON of its three names, so no two ledgers
+ * whose names run into each other (`a:b` + `c`, `a` + `b:c`) share one.
+ */
+export function ledgerKey(ledger: HoldLedger): string {
+  return JSON.stringify([ledger.account, ledger.product, ledger.meter]);
+}
+
 /** A reservation as {@link HoldStore.reserve} is asked to record it. */
 export interface HoldRequest {
   /** The hold's id, unique (a random UUID). */

@@ -23,9 +23,11 @@ export interface CreditHoldsOptions {
    */
   balanceTtlMs?: number | undefined;
   /**
-   * Told of a store failure after the debit it followed went through (the hold then stays until its
-   * ttl, which is safe: it only holds back credits). Default: nothing. Called through a guard: what
-   * it throws is dropped.
+   * Told of what a caller's answer does not carry: a settle the service refused (a
+   * {@link billing-sdk!SettleRefusedError}: the work was done and is unpaid; collect it or cut the
+   * customer off), and a store failure after the debit it followed went through (a
+   * {@link billing-sdk!StoreError}; the hold then stays until its ttl, which is safe: it only holds
+   * back credits). Default: nothing. Called through a guard: what it throws is dropped.
    */
   onError?: ((error: unknown) => void) | undefined;
 }
@@ -105,7 +107,8 @@ export interface CreditHold {
    * Debits `used` (an integer, 0 ≤ used ≤ `quantity`) under {@link event_key} and frees the hold;
    * 0 frees it without a debit (`debited: 0`, the balance as last known). Resolves with the
    * service's debit result: a refusal (possible once the hold expired, or when credits were spent
-   * outside the holds) is a result, as with `usage.debit`. When the debit fails (a network error
+   * outside the holds) is a result, as with `usage.debit`, and is also told to the holds'
+   * `onError` as a `SettleRefusedError` and counted in `stats().unpaid`. When the debit fails (a network error
    * after the client's retries) the hold stays: call `settle` again with the same `used` (it
    * debits once); a settle that succeeded answers the same result again.
    *
@@ -141,8 +144,13 @@ export interface CreditHoldStats {
   reserved: number;
   /** Reservations refused (`insufficient_credits`). */
   refused: number;
-  /** Holds settled with a debit (or with 0). */
+  /** Holds settled with a debit the service approved (or with 0). */
   settled: number;
+  /**
+   * Holds whose settle the service refused (the credits spent elsewhere meanwhile, or the hold
+   * expired first): work done and not paid for, each told to `onError` as a `SettleRefusedError`.
+   */
+  unpaid: number;
   /** Holds released. */
   released: number;
   /** Holds of any instance found expired (dropped by a reservation of this process). */
@@ -158,6 +166,10 @@ export interface CreditHolds {
   /**
    * Reserves `quantity` credits, atomically in the store, when the account's balance minus every
    * unexpired hold (all instances) covers it.
+   *
+   * A balance read is shared by every reservation of the ledger that needs it, and made with the
+   * client's own settings: `options.signal` stops this caller's wait (an `APIUserAbortError`)
+   * without failing the others'; the other request options apply to no shared read.
    *
    * @throws {@link InvalidRequestError} for bad parameters (before anything is sent).
    * @throws {@link StoreError} when the store failed (nothing is held: never fails open), or an

@@ -1,5 +1,6 @@
 import { InvalidRequestError } from '../core/errors/index.js';
 import { holdClock } from '../credits/hold.js';
+import { refusedSettle } from '../credits/refused.js';
 import type { CreditHold } from '../credits/types.js';
 import { checkArgs, integer } from '../internal/checks.js';
 import type { GateHold } from './types.js';
@@ -53,10 +54,19 @@ export class RouteHold implements GateHold {
     this.#leftToCaller = true;
   }
 
-  /** After the answer: settle what was used when it succeeded, else release. */
-  close(succeeded: boolean): Promise<unknown> {
+  /**
+   * After the answer: stops keeping the hold, then settles what was used when it succeeded, else
+   * releases. A settle the service refused rejects with its `SettleRefusedError`, for the gate's
+   * `onError`: the work is unpaid.
+   */
+  async close(succeeded: boolean): Promise<unknown> {
     this.#closing.abort();
-    return succeeded ? this.credit.settle(this.#used ?? this.credit.quantity) : this.credit.release();
+    if (!succeeded) return this.credit.release();
+    const used = this.#used ?? this.credit.quantity;
+    const result = await this.credit.settle(used);
+    const refused = refusedSettle(this.credit, used, result);
+    if (refused) throw refused;
+    return result;
   }
 
   /**

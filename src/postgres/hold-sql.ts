@@ -49,6 +49,8 @@ ON CONFLICT (account, product, meter) DO UPDATE SET epoch = l.epoch WHERE false`
      * before its lock wait, and miss them). Drops the ledger's expired holds, then records the hold
      * when the balance is fresh and covers it, all at one instant (`clock`). The sum leaves out the
      * expired holds itself: the DELETE's effect is not visible to the other parts of the statement.
+     * A resend (the hold `id` already there, unexpired: its first answer was lost) is granted again
+     * and counted once, as in every store.
      */
     reserve: (l: HoldLedger, id: string, quantity: number, ttlMs: number, balanceTtlMs: number) => ({
       text: `WITH clock AS (SELECT clock_timestamp() AS at),
@@ -61,19 +63,22 @@ expired AS (
   DELETE FROM ${H} h USING clock c WHERE ${KEY} AND h.expires_at <= c.at RETURNING 1
 ),
 held AS (
-  SELECT coalesce(sum(h.quantity), 0) AS held FROM ${H} h, clock c WHERE ${KEY} AND h.expires_at > c.at
+  SELECT coalesce(sum(h.quantity), 0) AS held,
+    coalesce(bool_or(h.id = $5::text), false) AS mine
+  FROM ${H} h, clock c WHERE ${KEY} AND h.expires_at > c.at
 ),
 granted AS (
   INSERT INTO ${H} AS h (account, product, meter, id, quantity, expires_at)
   SELECT $1::text, $2::text, $3::text, $5::text, $6::bigint, c.at + ${interval('$7')}
   FROM ledger, held, clock c
-  WHERE NOT ledger.stale AND ledger.balance - held.held >= $6::bigint
+  WHERE NOT held.mine AND NOT ledger.stale AND ledger.balance - held.held >= $6::bigint
   ON CONFLICT (account, product, meter, id)
   DO UPDATE SET quantity = excluded.quantity, expires_at = excluded.expires_at
   RETURNING 1
 )
-SELECT ledger.stale, ledger.epoch::text || ':' || ledger.debited::text AS fence,
-  (ledger.balance - held.held)::float8 AS available,
+SELECT ledger.stale AND NOT held.mine AS stale, ledger.epoch::text || ':' || ledger.debited::text AS fence,
+  (coalesce(ledger.balance, 0) - held.held)::float8 AS available,
+  held.mine,
   EXISTS (SELECT 1 FROM granted) AS granted,
   (SELECT count(*) FROM expired)::int AS expired
 FROM ledger, held`,

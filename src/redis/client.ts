@@ -1,5 +1,6 @@
 import { StoreError } from '../core/errors/index.js';
 import { positiveNumber, type Rule } from '../internal/checks.js';
+import { withDeadline } from '../util/deadline.js';
 import { MAX_TIMER_MS, unref } from '../util/timers.js';
 import type { CommandRunner } from './adapt.js';
 import { replyCode } from './failure.js';
@@ -56,31 +57,13 @@ export function resendDelay(error: unknown, attempt: number, leftMs: number): nu
 /**
  * `promise`, or a {@link StoreError} `'unavailable'` once `ms` passed. node-redis queues commands
  * while it reconnects, so without a limit a Redis outage would hang every caller instead of failing it.
- *
- * The limit is Redis's, not this process's: when the process was busy past it (a module loading, a
- * long parse: a process's first lookups), the reply that came meanwhile and the expired timer are
- * ready together, and timers run before sockets are read. So the timer gives the reply one more
- * turn of the event loop: failing then would send a cold lookup to the service on its own (and the
- * access cache leaves a failed store alone for a second), past the lease of the instance asking.
  */
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () =>
-        setTimeout(() => reject(new StoreError('unavailable', `Redis did not answer within ${ms} ms`)), 0),
-      ms,
-    );
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
+  return withDeadline(
+    promise,
+    ms,
+    () => new StoreError('unavailable', `Redis did not answer within ${ms} ms`),
+  );
 }
 
 /** A TTL as Redis's PX wants it: a whole number of ms, at least 1. */

@@ -1,7 +1,13 @@
-import type { HoldLedger, HoldStore, HoldStoreFree, HoldStoreReserve } from '../credits/store.js';
-import { checkArgs, checkOptions, integer, type Rule, text } from '../internal/checks.js';
+import {
+  type HoldLedger,
+  type HoldStore,
+  type HoldStoreFree,
+  type HoldStoreReserve,
+  ledgerKey,
+} from '../credits/store.js';
+import { checkStoreArgs } from '../credits/store-args.js';
+import { checkOptions, type Rule, text } from '../internal/checks.js';
 import { randomUUID } from '../util/uuid.js';
-import { isWellFormed } from '../util/well-formed.js';
 import { adaptClient, type RedisClient } from './adapt.js';
 import { evalScript, px, replyText, timerMs } from './client.js';
 import { keyPrefix, tagged } from './keys.js';
@@ -11,8 +17,9 @@ import { storeFailure, unexpectedReply } from './store-errors.js';
 /** Options of {@link redisHoldStore}. */
 export interface RedisHoldStoreOptions {
   /**
-   * Start of every key of the store; default `'billing-sdk:holds:'`. Instances sharing a prefix
-   * share balances and holds: give each service (each API key) its own. No hash tag is needed for
+   * Start of every key of the store; default `'billing-sdk:holds:'`. Clients of different services
+   * (API keys, base URLs) sharing a prefix never share balances or holds: `createCreditHolds` keeps
+   * each account's ledgers under a digest of its client's key and base URL. No hash tag is needed for
    * Redis Cluster: the store tags each account's keys itself (a tag in the prefix puts every key of
    * the store in that one slot).
    */
@@ -33,23 +40,6 @@ const optionRules = {
 
 /** How long an account's keys live at least after a write, in ms (plus the ttl of a hold it grants). */
 const KEEP_MS = 24 * 60 * 60 * 1000;
-
-/** A name: any string UTF-8 carries unchanged (a lone surrogate would become U+FFFD, so two names could share a key). */
-const name: Rule = (v) =>
-  typeof v === 'string' && isWellFormed(v) ? undefined : 'must be a string without a lone UTF-16 surrogate';
-
-/** A balance as the service gives it: an integer JavaScript and Lua both keep exactly. */
-const balanceRule: Rule = integer(Number.MIN_SAFE_INTEGER);
-
-/** The rules of a ledger's three names, read safely from whatever was passed. */
-function ledgerArgs(ledger: unknown): [string, Rule[], unknown][] {
-  const l = (typeof ledger === 'object' && ledger !== null ? ledger : {}) as Partial<HoldLedger>;
-  return [
-    ['ledger.account', [name], l.account],
-    ['ledger.product', [name], l.product],
-    ['ledger.meter', [name], l.meter],
-  ];
-}
 
 /**
  * The `HoldStore` of `createCreditHolds` in Redis, for several instances debiting the same
@@ -100,8 +90,7 @@ export function redisHoldStore(client: RedisClient, options: RedisHoldStoreOptio
   /** The account hash, and the ledger's holds hash: both carry the account's hash tag. */
   const keysOf = (l: HoldLedger): { keys: [string, string]; ledger: string } => {
     const base = tagged(prefix, l.account);
-    // JSON of the pair: no product and meter pair shares it with another.
-    const ledger = JSON.stringify([l.product, l.meter]);
+    const ledger = ledgerKey(l);
     return { keys: [`${base}:a`, `${base}:h:${ledger}`], ledger };
   };
   const run = (step: string, script: string, keys: string[], args: (string | number)[]) =>
@@ -125,14 +114,7 @@ export function redisHoldStore(client: RedisClient, options: RedisHoldStoreOptio
 
   return {
     async reserve(l, hold, balanceTtlMs): Promise<HoldStoreReserve> {
-      const h = (typeof hold === 'object' && hold !== null ? hold : {}) as Partial<typeof hold>;
-      checkArgs(`${OPERATION}.reserve`, [
-        ...ledgerArgs(l),
-        ['hold.id', [name], h.id],
-        ['hold.quantity', [integer(1)], h.quantity],
-        ['hold.ttlMs', [timerMs], h.ttlMs],
-        ['balanceTtlMs', [timerMs], balanceTtlMs],
-      ]);
+      checkStoreArgs.reserve(OPERATION, l, hold, balanceTtlMs);
       const { keys, ledger } = keysOf(l);
       const reply = await run('reserve', RESERVE, keys, [
         ledger,
@@ -158,34 +140,25 @@ export function redisHoldStore(client: RedisClient, options: RedisHoldStoreOptio
     },
 
     async setBalance(l, balance, fence) {
-      checkArgs(`${OPERATION}.setBalance`, [
-        ...ledgerArgs(l),
-        ['balance', [balanceRule], balance],
-        ['fence', [name], fence],
-      ]);
+      checkStoreArgs.setBalance(OPERATION, l, balance, fence);
       const { keys, ledger } = keysOf(l);
       await run('setBalance', SET_BALANCE, [keys[0]], [ledger, balance, fence, KEEP_MS]);
     },
 
     async settle(l, id, remaining, debited) {
-      checkArgs(`${OPERATION}.settle`, [
-        ...ledgerArgs(l),
-        ['id', [name], id],
-        ['remaining', [balanceRule], remaining],
-        ['debited', [integer(0)], debited],
-      ]);
+      checkStoreArgs.settle(OPERATION, l, id, remaining, debited);
       const { keys, ledger } = keysOf(l);
       return freed('settle', await run('settle', SETTLE, keys, [ledger, id, remaining, KEEP_MS, debited]));
     },
 
     async release(l, id) {
-      checkArgs(`${OPERATION}.release`, [...ledgerArgs(l), ['id', [name], id]]);
+      checkStoreArgs.release(OPERATION, l, id);
       const { keys, ledger } = keysOf(l);
       return freed('release', await run('release', RELEASE, keys, [ledger, id]));
     },
 
     async extend(l, id, ttlMs) {
-      checkArgs(`${OPERATION}.extend`, [...ledgerArgs(l), ['id', [name], id], ['ttlMs', [timerMs], ttlMs]]);
+      checkStoreArgs.extend(OPERATION, l, id, ttlMs);
       const { keys, ledger } = keysOf(l);
       const reply = await run('extend', EXTEND, keys, [ledger, id, px(ttlMs), KEEP_MS]);
       if (reply !== 0 && reply !== 1) throw unexpectedReply(`${OPERATION}.extend`, reply);
@@ -193,7 +166,7 @@ export function redisHoldStore(client: RedisClient, options: RedisHoldStoreOptio
     },
 
     async invalidate(account) {
-      checkArgs(`${OPERATION}.invalidate`, [['account', [name], account]]);
+      checkStoreArgs.invalidate(OPERATION, account);
       await run('invalidate', INVALIDATE, [`${tagged(prefix, account)}:a`], [KEEP_MS]);
     },
   };

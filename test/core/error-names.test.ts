@@ -63,6 +63,7 @@ describe('error names: one table', () => {
       WebhookError: true,
       SpoolError: true,
       StoreError: true,
+      SettleRefusedError: true,
       UsageTrackerError: true,
     };
     expect(classes.map(([name]) => name).sort()).toEqual(Object.keys(names).sort());

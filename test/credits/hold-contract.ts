@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { HoldLedger, HoldStore, HoldStoreReserve } from '../../src/index.js';
+import {
+  type HoldLedger,
+  type HoldStore,
+  type HoldStoreReserve,
+  InvalidRequestError,
+} from '../../src/index.js';
 
 /** A hold store under test, and how to let time pass for it. */
 export interface HoldStoreSubject {
@@ -279,6 +284,83 @@ export function holdStoreContract(name: string, subject: () => Promise<HoldStore
           expired: 0,
         });
       }
+    });
+
+    it('a reservation resent with the same hold id (its answer lost) is granted again and counted once', async () => {
+      const { store } = await subject();
+      const ledger = await funded(store, 10);
+      const h = hold(6);
+      expect(counted(await store.reserve(ledger, h, LONG))).toEqual({
+        status: 'granted',
+        available: 4,
+        expired: 0,
+      });
+      expect(counted(await store.reserve(ledger, h, LONG))).toEqual({
+        status: 'granted',
+        available: 4,
+        expired: 0,
+      });
+      // Also when the rest of the balance is held, and so none is left for a new hold.
+      const rest = hold(4);
+      expect(counted(await store.reserve(ledger, rest, LONG))).toEqual({
+        status: 'granted',
+        available: 0,
+        expired: 0,
+      });
+      expect(counted(await store.reserve(ledger, rest, LONG))).toEqual({
+        status: 'granted',
+        available: 0,
+        expired: 0,
+      });
+      expect(counted(await store.reserve(ledger, hold(1), LONG)).status).toBe('refused');
+      expect(await store.release(ledger, h.id)).toEqual({ held: true, balance: 10 });
+      expect(await store.release(ledger, rest.id)).toEqual({ held: true, balance: 10 });
+      expect(counted(await store.reserve(ledger, hold(10), LONG))).toEqual({
+        status: 'granted',
+        available: 0,
+        expired: 0,
+      });
+    });
+
+    it('a bad argument rejects with an InvalidRequestError naming it, and changes nothing', async () => {
+      const { store } = await subject();
+      const ledger = await funded(store, 10);
+      const calls: [Promise<unknown>, RegExp][] = [
+        [store.reserve({ ...ledger, account: '\uD800' }, hold(1), LONG), /ledger\.account/],
+        [store.reserve({ ...ledger, product: 'a\u0000b' }, hold(1), LONG), /ledger\.product/],
+        [store.reserve(null as never, hold(1), LONG), /ledger\.account/],
+        [store.reserve(ledger, hold(1.5), LONG), /hold\.quantity/],
+        [store.reserve(ledger, hold(0), LONG), /hold\.quantity/],
+        [store.reserve(ledger, hold(1, Number.NaN), LONG), /hold\.ttlMs/],
+        [store.reserve(ledger, { ...hold(1), id: 7 } as never, LONG), /hold\.id/],
+        [store.reserve(ledger, null as never, LONG), /hold\.id/],
+        [store.reserve(ledger, hold(1), 0), /balanceTtlMs/],
+        [store.setBalance(ledger, 1.5, '0:0'), /balance/],
+        [store.setBalance(ledger, 10, 42 as never), /fence/],
+        [store.settle(ledger, 'id', Number.MAX_SAFE_INTEGER + 2, 0), /remaining/],
+        [store.settle(ledger, undefined as never, 5, 0), /id/],
+        [store.settle(ledger, 'id', 5, -1), /debited/],
+        [store.settle(ledger, 'id', 5, 1.5), /debited/],
+        [store.release({ ...ledger, meter: 7 } as never, 'id'), /ledger\.meter/],
+        [store.extend(ledger, undefined as never, 1_000), /id/],
+        [store.extend(ledger, 'id', 0), /ttlMs/],
+        [store.extend({ ...ledger, account: '\uD800' }, 'id', 1_000), /ledger\.account/],
+        [store.invalidate(undefined as never), /account/],
+      ];
+      for (const [call, field] of calls) {
+        const error = await call.then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(InvalidRequestError);
+        expect(String(error)).toMatch(field);
+      }
+      // Nothing was held, settled or invalidated by them.
+      expect(counted(await store.reserve(ledger, hold(10), LONG))).toEqual({
+        status: 'granted',
+        available: 0,
+        expired: 0,
+      });
     });
 
     it('concurrent reservations never hold more than the balance (atomic)', async () => {

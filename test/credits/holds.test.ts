@@ -2,11 +2,14 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  APIUserAbortError,
   type CreditsEvent,
   createCreditHolds,
   createWebhookHandler,
   InvalidRequestError,
+  isBillingError,
   memoryHoldStore,
+  SettleRefusedError,
   StoreError,
 } from '../../src/index.js';
 import { DEMO } from '../../src/testing/index.js';
@@ -88,6 +91,34 @@ describe('createCreditHolds', () => {
     expect(count(BALANCE)).toBe(1);
   });
 
+  it('a shared balance read carries no caller’s signal or timeout: each caller stops waiting on its own', async () => {
+    const ledger = await account(100);
+    const holds = createCreditHolds(clientFor(mock.server, { maxRetries: 0 }));
+    mock.server.faults.add({ method: 'GET', path: BALANCE, delayMs: 300 });
+    mock.server.requests.clear();
+    const first = new AbortController();
+    // The first caller starts the read; a second joins it; the first gives up while it runs.
+    const gone = holds.reserve({ ...ledger, quantity: 10 }, { signal: first.signal, timeout: 100 });
+    const stays = holds.reserve({ ...ledger, quantity: 20 });
+    const late = new AbortController();
+    const leaves = holds.reserve({ ...ledger, quantity: 30 }, { signal: late.signal });
+    setTimeout(() => first.abort(new Error('caller went away')), 20);
+    setTimeout(() => late.abort(), 40);
+    const [a, b, c] = await Promise.allSettled([gone, stays, leaves]);
+    expect(a.status === 'rejected' && a.reason).toBeInstanceOf(APIUserAbortError);
+    expect(c.status === 'rejected' && c.reason).toBeInstanceOf(APIUserAbortError);
+    // The other caller's reservation, past the first's timeout, is granted from the one read.
+    expect(b).toMatchObject({ status: 'fulfilled', value: { approved: true, available: 80 } });
+    expect(count(BALANCE)).toBe(1);
+    // An already aborted signal sends nothing.
+    const ready = await account(5);
+    const error = await caught(() =>
+      holds.reserve({ ...ready, quantity: 1 }, { signal: AbortSignal.abort() }),
+    );
+    expect(error).toBeInstanceOf(APIUserAbortError);
+    expect(count(BALANCE)).toBe(1);
+  });
+
   it('a settle whose answer was lost is retried by the client under the same event_key: one debit', async () => {
     const ledger = await account(100);
     const holds = createCreditHolds(clientFor(mock.server));
@@ -165,6 +196,48 @@ describe('createCreditHolds', () => {
       remaining_balance: 0,
     });
     expect(debitsOf(ledger.account_ref_id).map((d) => d.quantity)).toEqual([50]);
+  });
+
+  it('a settle the service refuses is heard: onError gets a SettleRefusedError, stats count it unpaid, not settled', async () => {
+    const ledger = await account(50);
+    const errors: unknown[] = [];
+    const holds = createCreditHolds(clientFor(mock.server), { onError: (e) => errors.push(e) });
+    const r = await holds.reserve({ ...ledger, quantity: 40 });
+    if (!r.approved) throw new Error('refused');
+    // The balance is spent outside the holds while the action runs.
+    await clientFor(mock.server).usage.debit({ ...ledger, quantity: 45 });
+    // The caller still gets the refusal as its result…
+    const seen: CreditsEvent[] = [];
+    const listener = (message: unknown) => seen.push(message as CreditsEvent);
+    subscribe('billing-sdk:credits', listener);
+    const result = await r.hold.settle(30).finally(() => unsubscribe('billing-sdk:credits', listener));
+    expect(seen).toEqual([{ event: 'unpaid', quantity: 30 }]);
+    expect(result).toMatchObject({
+      approved: false,
+      error_code: 'insufficient_credits',
+      remaining_balance: 5,
+    });
+    // …and the app hears of the unpaid work, with all it needs to collect it.
+    expect(errors).toHaveLength(1);
+    const error = errors[0];
+    expect(error).toBeInstanceOf(SettleRefusedError);
+    expect(isBillingError(error, 'SettleRefusedError')).toBe(true);
+    expect(error).toMatchObject({
+      name: 'SettleRefusedError',
+      account_ref_id: ledger.account_ref_id,
+      product_code: PRODUCT,
+      meter_code: METER,
+      used: 30,
+      event_key: r.hold.event_key,
+      error_code: 'insufficient_credits',
+      remaining_balance: 5,
+    });
+    expect(JSON.parse(JSON.stringify(error))).toMatchObject({ used: 30, event_key: r.hold.event_key });
+    expect(holds.stats()).toMatchObject({ reserved: 1, settled: 0, unpaid: 1, open: 0 });
+    // Asked again, the same answer, and nothing told twice.
+    expect(await r.hold.settle(30)).toEqual(result);
+    expect(errors).toHaveLength(1);
+    expect(holds.stats()).toMatchObject({ settled: 0, unpaid: 1 });
   });
 
   it('a debit made outside the holds is seen once the balance is older than balanceTtlMs', async () => {

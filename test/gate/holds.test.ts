@@ -6,6 +6,7 @@ import {
   createGate,
   InvalidRequestError,
   memoryHoldStore,
+  SettleRefusedError,
   StoreError,
 } from '../../src/index.js';
 import { DEMO } from '../../src/testing/index.js';
@@ -231,6 +232,53 @@ describe('credit holds in createGate', () => {
     expect(holds.stats().open).toBe(1);
     expect(await decision.hold.credit.settle(4)).toMatchObject({ approved: true, debited: 4 });
     expect(balanceOf(id)).toBe(96);
+  });
+
+  it('a settle the service refuses after a 2xx reaches the gate’s onError and the holds’ as a SettleRefusedError', async () => {
+    const id = await account(30);
+    const setup = setupFor(mock.server);
+    const heard: unknown[] = [];
+    const told: unknown[] = [];
+    const holds = createCreditHolds(setup.billing, { onError: (e) => heard.push(e) });
+    const gate = createGate<express.Request>({
+      billing: setup.billing,
+      access: setup.access,
+      account: () => id,
+      holds,
+      onError: (e) => told.push(e),
+    });
+    const app = express();
+    // The handler's work is done, but the balance is spent elsewhere meanwhile.
+    app.post('/work', gate.express(HOLD(20)), async (_req, res) => {
+      await setup.billing.usage.debit({
+        account_ref_id: id,
+        product_code: AI,
+        meter_code: METER,
+        quantity: 25,
+      });
+      res.json({ done: true });
+    });
+    const server = await serveNode(app);
+    try {
+      expect((await fetch(`${server.url}/work`, { method: 'POST' })).status).toBe(200);
+      await until(() => told.length === 1);
+      const fields = {
+        name: 'SettleRefusedError',
+        account_ref_id: id,
+        product_code: AI,
+        meter_code: METER,
+        used: 20,
+        error_code: 'insufficient_credits',
+        remaining_balance: 5,
+      };
+      expect(told[0]).toBeInstanceOf(SettleRefusedError);
+      expect(told[0]).toMatchObject(fields);
+      expect(heard).toHaveLength(1);
+      expect(heard[0]).toMatchObject({ ...fields, event_key: (told[0] as SettleRefusedError).event_key });
+      expect(holds.stats()).toMatchObject({ reserved: 1, settled: 0, unpaid: 1, open: 0 });
+    } finally {
+      await server.close();
+    }
   });
 
   it('Express: a client gone before the answer releases the hold (nothing debited)', async () => {

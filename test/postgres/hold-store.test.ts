@@ -1,13 +1,18 @@
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import pg from 'pg';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidRequestError, isBillingError, StoreError } from '../../src/index.js';
 import { postgresHoldDdl, postgresHoldStore } from '../../src/postgres/index.js';
 import { freshLedger, holdStoreContract } from '../credits/hold-contract.js';
+import { holdNamespaceCase } from '../credits/hold-namespace.js';
 import { caught } from '../helpers.js';
 import { startPostgres, usePostgres } from './cluster.js';
 import { connect, DRIVERS, type DriverKind, uniqueTable } from './connect.js';
 
 const ref = usePostgres();
+/** A loaded machine (a cluster started per file, on two cores) may answer slowly; only the timeout tests time Postgres. */
+const SLOW = 10_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const hold = (quantity: number, ttlMs = 60_000) => ({ id: crypto.randomUUID(), quantity, ttlMs });
 
@@ -36,16 +41,26 @@ for (const kind of DRIVERS) {
   // Another instance of the service on the same tables, through the next driver.
   const otherKind = DRIVERS[(DRIVERS.indexOf(kind) + 1) % DRIVERS.length]!;
   holdStoreContract(`postgresHoldStore (${kind})`, async () => {
-    store ??= postgresHoldStore((await handle(kind)).db, { table });
-    other ??= postgresHoldStore((await handle(otherKind)).db, { table });
+    store ??= postgresHoldStore((await handle(kind)).db, { table, timeoutMs: SLOW });
+    other ??= postgresHoldStore((await handle(otherKind)).db, { table, timeoutMs: SLOW });
     return { store, other, advance: sleep };
   });
 }
 
+// Default options (the default table), but for a generous timeout on a loaded machine.
+holdNamespaceCase(
+  'postgresHoldStore on one database, default table',
+  async () => postgresHoldStore(admin, { timeoutMs: SLOW }),
+  async () =>
+    JSON.stringify(
+      (await admin.query('SELECT account, product, meter FROM billing_sdk_credit_ledgers')).rows,
+    ),
+);
+
 describe('postgresHoldStore in Postgres', () => {
   it('makes its tables on first use, in the schema asked for; the DDL says the same', async () => {
     const table = uniqueTable('made');
-    const store = postgresHoldStore(admin, { schema: 'billing_holds', table });
+    const store = postgresHoldStore(admin, { schema: 'billing_holds', table, timeoutMs: SLOW });
     const ledger = freshLedger();
     const r = await store.reserve(ledger, hold(1), 60_000);
     expect(r.status).toBe('stale');
@@ -80,7 +95,7 @@ describe('postgresHoldStore in Postgres', () => {
     const app = new pg.Pool({ connectionString: ref.cluster.url.replace('postgres@', 'holds_app@') });
     app.on('error', () => {});
     try {
-      const store = postgresHoldStore(app, { table });
+      const store = postgresHoldStore(app, { table, timeoutMs: SLOW });
       const ledger = freshLedger();
       const r = await store.reserve(ledger, hold(1), 60_000);
       if (r.status !== 'stale') throw new Error(`expected stale, got ${JSON.stringify(r)}`);
@@ -102,7 +117,7 @@ describe('postgresHoldStore in Postgres', () => {
   it('stores over different drivers on one table never hold more than the balance together', async () => {
     const table = uniqueTable('shared');
     const stores = await Promise.all(
-      DRIVERS.map(async (kind) => postgresHoldStore((await handle(kind)).db, { table })),
+      DRIVERS.map(async (kind) => postgresHoldStore((await handle(kind)).db, { table, timeoutMs: SLOW })),
     );
     const ledger = freshLedger();
     const r = await stores[0]!.reserve(ledger, hold(1), 60_000);
@@ -118,7 +133,7 @@ describe('postgresHoldStore in Postgres', () => {
   });
   it('settles, releases and reservations meeting on expired holds all answer (no deadlock)', async () => {
     const table = uniqueTable('meet');
-    const store = postgresHoldStore(admin, { table });
+    const store = postgresHoldStore(admin, { table, timeoutMs: SLOW });
     const ledger = freshLedger();
     const r = await store.reserve(ledger, hold(1), 60_000);
     if (r.status !== 'stale') throw new Error(`expected stale, got ${JSON.stringify(r)}`);
@@ -175,6 +190,10 @@ describe('postgresHoldStore refuses bad arguments: InvalidRequestError naming th
     // Every option of the wrong type.
     [{ schema: 1 }, 'options.schema'],
     [{ table: {} }, 'options.table'],
+    [{ timeoutMs: 0 }, 'options.timeoutMs'],
+    [{ timeoutMs: 1.5 }, 'options.timeoutMs'],
+    [{ timeoutMs: 2 ** 31 }, 'options.timeoutMs'],
+    [{ timeoutMs: '500' }, 'options.timeoutMs'],
   ])('options %o → %s', async (options, field) => {
     const error = await caught(() => postgresHoldStore(admin, options as never));
     expect(error).toBeInstanceOf(InvalidRequestError);
@@ -230,6 +249,74 @@ describe('postgresHoldStore when Postgres fails: StoreError, never a grant', () 
       }
     }, 60_000);
   }
+
+  for (const kind of DRIVERS) {
+    it(`${kind}: a table locked by another session → StoreError unavailable within timeoutMs, then served again`, async () => {
+      const table = uniqueTable('locked');
+      const { db } = await handle(kind);
+      // Its tables made and a balance set by a store with time to spare (a loaded machine is slow to make tables).
+      const setup = postgresHoldStore(db, { table, timeoutMs: 10_000 });
+      const ledger = freshLedger();
+      const r = await setup.reserve(ledger, hold(1), 60_000);
+      if (r.status !== 'stale') throw new Error(`expected stale, got ${JSON.stringify(r)}`);
+      await setup.setBalance(ledger, 10, r.fence);
+      const store = postgresHoldStore(db, { table, timeoutMs: 300 });
+      // A migration holds the ledgers table: every statement on it waits for the lock.
+      const migration = await admin.connect();
+      try {
+        await migration.query('BEGIN');
+        await migration.query(`LOCK TABLE ${table}_ledgers IN ACCESS EXCLUSIVE MODE`);
+        const started = Date.now();
+        const error = await caught(() => store.reserve(ledger, hold(1), 60_000));
+        const waited = Date.now() - started;
+        expect(isBillingError(error, 'StoreError') && error.code).toBe('unavailable');
+        expect(String(error)).toMatch(
+          /^StoreError: postgresHoldStore\.reserve: Postgres did not answer within 300 ms/,
+        );
+        expect(waited).toBeGreaterThanOrEqual(290);
+        expect(waited).toBeLessThan(3_000);
+      } finally {
+        await migration.query('ROLLBACK');
+        migration.release();
+      }
+      // The lock gone, the store answers again.
+      await expect
+        .poll(async () => (await store.reserve(ledger, hold(1), 60_000).catch(() => undefined))?.status, {
+          timeout: 10_000,
+        })
+        .toBe('granted');
+    });
+  }
+
+  it('a server that accepts and never answers → StoreError unavailable within timeoutMs (pg Pool, postgres.js)', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    const pool = new pg.Pool({ connectionString: url });
+    pool.on('error', () => {});
+    const sql = postgres(url, { onnotice: () => {} });
+    try {
+      for (const db of [pool, sql]) {
+        const store = postgresHoldStore(db, { table: uniqueTable('silent'), timeoutMs: 200 });
+        const started = Date.now();
+        const error = await caught(() => store.reserve(freshLedger(), hold(1), 60_000));
+        expect(isBillingError(error, 'StoreError') && error.code).toBe('unavailable');
+        expect(String(error)).toMatch(/did not answer within 200 ms/);
+        expect(Date.now() - started).toBeLessThan(3_000);
+      }
+      expect(sockets.size).toBeGreaterThan(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      void pool.end().catch(() => {});
+      void sql.end({ timeout: 0 }).catch(() => {});
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
 
   it('an ended pool: StoreError, the driver’s error as cause', async () => {
     const pool = new pg.Pool({ connectionString: ref.cluster.url });

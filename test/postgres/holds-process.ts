@@ -23,7 +23,7 @@ const ledger = { account_ref_id: env('ACCOUNT'), product_code: 'ai-assistant', m
 const pool = new pg.Pool({ connectionString: url, max: 12 });
 pool.on('error', () => {});
 const sql = env('DRIVER') === 'postgres.js' ? postgres(url, { max: 12, onnotice: () => {} }) : undefined;
-const store = postgresHoldStore(sql ?? pool, { table: env('TABLE') });
+const store = postgresHoldStore(sql ?? pool, { table: env('TABLE'), timeoutMs: 10_000 });
 const holds = createCreditHolds(mockBilling(), { store });
 const open: CreditHold[] = [];
 

@@ -28,6 +28,7 @@ describe('the billing-sdk/redis entry', () => {
       'src/core/errors/connection.ts',
       'src/core/errors/features.ts',
       'src/core/errors/table.ts',
+      'src/core/errors/credits.ts',
       'src/util/well-formed.ts',
       'src/util/redact.ts',
       'src/util/retry-after.ts',
@@ -35,6 +36,11 @@ describe('the billing-sdk/redis entry', () => {
       'src/util/timers.ts',
       // The SDK's one random UUID (redisHoldStore's fence token).
       'src/util/uuid.ts',
+      // The one deadline of a store's step, shared with the PostgreSQL hold store.
+      'src/util/deadline.ts',
+      // The hold stores' one ledger key and one set of argument checks, shared by every hold store.
+      'src/credits/store.ts',
+      'src/credits/store-args.ts',
       // One reader of a stored event, shared with the PostgreSQL spool (it imports only types).
       'src/tracker/spooled-event.ts',
       // The stored form of a dead letter, shared with the file spool (it imports only types).

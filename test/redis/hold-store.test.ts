@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerKey } from '../../src/credits/store.js';
 import { InvalidRequestError, isBillingError, StoreError } from '../../src/index.js';
 import { type RedisClient, type RedisLike, redisHoldStore } from '../../src/redis/index.js';
 import { tagged } from '../../src/redis/keys.js';
 import { freshLedger, holdStoreContract } from '../credits/hold-contract.js';
+import { holdNamespaceCase } from '../credits/hold-namespace.js';
 import { type AnyClient, connectAny } from './clients.js';
 import { useCluster } from './cluster.js';
 import { connectRedis, uniquePrefix } from './connect.js';
@@ -59,6 +61,20 @@ for (const kind of KINDS) {
   });
 }
 
+// Default options: the store's keys are those of every other service on this Redis.
+holdNamespaceCase(
+  'redisHoldStore on one redis-server, default options',
+  async () => redisHoldStore(clients.get('node-redis')!.client as RedisClient),
+  async () => {
+    const redis = clients.get('node-redis')!.client as RedisLike;
+    const keys = (await redis.sendCommand(['KEYS', 'billing-sdk:holds:*'])) as string[];
+    const fields = await Promise.all(
+      keys.filter((k) => k.endsWith(':a')).map((k) => redis.sendCommand(['HKEYS', k])),
+    );
+    return JSON.stringify([keys, fields]);
+  },
+);
+
 describe('redisHoldStore: options and arguments', () => {
   const single = () => clients.get('node-redis')!.client as RedisClient;
 
@@ -108,23 +124,6 @@ describe('redisHoldStore: options and arguments', () => {
     expect(counts.sent).toBe(0);
   });
 
-  it('a resent reservation (the same hold id) finds its hold and counts it once', async () => {
-    const store = redisHoldStore(single(), { prefix: uniquePrefix('resend') });
-    const ledger = freshLedger();
-    const first = await store.reserve(ledger, hold(1), 60_000);
-    if (first.status !== 'stale') throw new Error(`expected stale, got ${JSON.stringify(first)}`);
-    await store.setBalance(ledger, 10, first.fence);
-    const h = hold(6);
-    expect(await store.reserve(ledger, h, 60_000)).toEqual({ status: 'granted', available: 4, expired: 0 });
-    expect(await store.reserve(ledger, h, 60_000)).toEqual({ status: 'granted', available: 4, expired: 0 });
-    expect(await store.release(ledger, h.id)).toEqual({ held: true, balance: 10 });
-    expect(await store.reserve(ledger, hold(10), 60_000)).toEqual({
-      status: 'granted',
-      available: 0,
-      expired: 0,
-    });
-  });
-
   it('an account’s keys expire: each write gives them at least a day, plus the ttl of a hold granted', async () => {
     const prefix = uniquePrefix('expiry');
     const c = clients.get('node-redis')!;
@@ -137,9 +136,7 @@ describe('redisHoldStore: options and arguments', () => {
     const base = tagged(prefix, ledger.account);
     const day = 24 * 60 * 60 * 1000;
     const account = Number(await c.command(['PTTL', `${base}:a`]));
-    const holds = Number(
-      await c.command(['PTTL', `${base}:h:${JSON.stringify([ledger.product, ledger.meter])}`]),
-    );
+    const holds = Number(await c.command(['PTTL', `${base}:h:${ledgerKey(ledger)}`]));
     for (const ttl of [account, holds]) {
       expect(ttl).toBeGreaterThan(day + 60 * 60 * 1000);
       expect(ttl).toBeLessThanOrEqual(day + 2 * 60 * 60 * 1000);
@@ -210,12 +207,7 @@ describe('redisHoldStore failures are typed: a StoreError, so a reservation neve
     expect(codeOf(await store.invalidate(ledger.account).catch((e: unknown) => e))).toBe('unexpected_reply');
 
     const other = freshLedger();
-    await c.command([
-      'HSET',
-      `${tagged(prefix, other.account)}:h:${JSON.stringify([other.product, other.meter])}`,
-      'h1',
-      'ten',
-    ]);
+    await c.command(['HSET', `${tagged(prefix, other.account)}:h:${ledgerKey(other)}`, 'h1', 'ten']);
     const odd = await store.reserve(other, hold(1), 60_000).catch((e: unknown) => e);
     expect(codeOf(odd)).toBe('unexpected_reply');
     expect(String(odd)).toContain('billing-sdk: hold h1 is not a hold');

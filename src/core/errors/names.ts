@@ -40,4 +40,5 @@ export type BillingErrorName =
   | 'WebhookError'
   | 'SpoolError'
   | 'StoreError'
+  | 'SettleRefusedError'
   | 'UsageTrackerError';

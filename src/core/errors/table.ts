@@ -23,6 +23,7 @@ import type {
   APIUserAbortError,
   ResponseTooLargeError,
 } from './connection.js';
+import type { SettleRefusedError } from './credits.js';
 import type {
   HostedLinkError,
   InvalidRequestError,
@@ -79,6 +80,8 @@ export interface BillingErrorClasses {
   SpoolError: SpoolError;
   /** `isBillingError(err, 'StoreError')` narrows `err` to {@link StoreError}. */
   StoreError: StoreError;
+  /** `isBillingError(err, 'SettleRefusedError')` narrows `err` to {@link SettleRefusedError}. */
+  SettleRefusedError: SettleRefusedError;
   /** `isBillingError(err, 'UsageTrackerError')` narrows `err` to {@link UsageTrackerError}. */
   UsageTrackerError: UsageTrackerError;
 }

@@ -5,10 +5,10 @@
  * Every key of an account carries the account's hash tag (`<prefix>{<account>}`, keys.ts), so each
  * script runs in one slot of a Redis Cluster and accounts spread over its masters:
  * - KEYS[1] `a`: the account's hash. `t`: a random token, born with the hash; `e`: the account's
- *   epoch (invalidations so far, missing reads as 0); and per ledger `L` (the JSON of
- *   `[product, meter]`, which no two pairs share): `b:L` the known balance, `r:L` when it was read
- *   (Redis's clock, ms), `v:L` the epoch it was read at, `d:L` the credits settles debited so far
- *   (a read is lowered by what was debited since its fence). A balance is
+ *   epoch (invalidations so far, missing reads as 0); and per ledger `L` (its `ledgerKey`, the
+ *   JSON of its three names, which no two ledgers share): `b:L` the known balance, `r:L` when it was
+ *   read (Redis's clock, ms), `v:L` the epoch it was read at, `d:L` the credits settles debited so
+ *   far (a read is lowered by what was debited since its fence). A balance is
  *   fresh while `v:L` is the current epoch and `r:L` is younger than balanceTtlMs: invalidating an
  *   account is one HINCRBY, whatever its ledgers.
  * - KEYS[2] `h:L`: the ledger's holds, a hash of id → `<quantity>:<expiresAt>`; a step reads only
