@@ -11,12 +11,21 @@ import { Resolve } from './resources/resolve.js';
 import { Tiers } from './resources/tiers.js';
 import { Transactions } from './resources/transactions.js';
 import { Usage } from './resources/usage.js';
+import { scopedTo, serviceNamespace } from './util/service-namespace.js';
 
 /**
  * How long one attempt of `client` may take: what a helper built on a client (the access cache)
  * waits at most for another instance's request. Not exported from the package.
  */
 export let attemptTimeoutOf: (client: BillingClient) => number;
+
+/**
+ * The {@link serviceNamespace} of `client` (a digest of its API key and base URL, never the key):
+ * what a shared store made for the client (access answers, hold ledgers, the cooldown) keys its
+ * content under, so clients of different services on one Redis or database never mix. Not
+ * exported from the package.
+ */
+export let serviceOf: (client: BillingClient) => string;
 
 /**
  * The Billing Service API client. Create one per process and share it: it holds no per-request
@@ -53,11 +62,14 @@ export class BillingClient {
   readonly usage: Usage;
   /** The options given to the constructor, kept for {@link withOptions}; private so the key never shows when the client is logged. */
   readonly #options: ClientOptions;
+  /** See {@link serviceOf}. */
+  readonly #service: string;
 
   static {
     // Read through a function set here (a static block sees private fields) rather than a public
     // getter, so that the option stays out of the published types.
     attemptTimeoutOf = (client) => client.#options.timeout ?? DEFAULT_TIMEOUT_MS;
+    serviceOf = (client) => client.#service;
   }
 
   /**
@@ -72,7 +84,12 @@ export class BillingClient {
     // The cooldown is made here, not among the options' defaults, so clients from withOptions share it.
     const withCooldown = { ...options, cooldown: options.cooldown ?? memoryCooldown() };
     this.#options = withCooldown;
-    const core = new ApiCore(resolveOptions(withCooldown));
+    const resolved = resolveOptions(withCooldown);
+    this.#service = serviceNamespace(resolved.apiKey, resolved.baseUrl);
+    // A cooldown shared through a store (redisCooldown) keeps this service's windows apart from
+    // another's: one key's 429 never holds a client of another key or base URL.
+    resolved.cooldown = scopedTo(resolved.cooldown, this.#service);
+    const core = new ApiCore(resolved);
     this.transactions = new Transactions(core);
     this.accounts = new Accounts(core);
     this.tiers = new Tiers(core);

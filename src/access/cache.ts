@@ -1,5 +1,5 @@
 import type { LRUCache } from 'lru-cache';
-import { attemptTimeoutOf, type BillingClient } from '../client.js';
+import { attemptTimeoutOf, type BillingClient, serviceOf } from '../client.js';
 import type { AccessEvent } from '../core/diagnostics.js';
 import { APIUserAbortError, InvalidRequestError } from '../core/errors/index.js';
 import { abortSignal, check, isPlainObject, type Rule, text } from '../internal/checks.js';
@@ -9,6 +9,7 @@ import { checkEntitlement, type EntitlementCheckParams } from '../resources/enti
 import type { AccountStatus } from '../schemas/account-status.js';
 import { type Clock, clockOf } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
+import { scopedTo } from '../util/service-namespace.js';
 import { untilSignal } from '../util/signals.js';
 import {
   type Answer,
@@ -154,6 +155,8 @@ export function createAccessCache(billing: BillingClient, options: AccessCacheOp
     ]);
   }
   const o = resolveAccessOptions(options);
+  // A shared store keeps this client's answers apart from another service's (key, base URL).
+  if (o.store) o.store = scopedTo(o.store, serviceOf(billing));
   const clock: Clock = clockOf(options);
   return new Cache(billing, o, clock);
 }

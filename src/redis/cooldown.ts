@@ -2,6 +2,7 @@ import type { Cooldown, CooldownGrant } from '../core/cooldown.js';
 import type { StoreError } from '../core/errors/index.js';
 import { checkOptions, func, nonNegative, positiveNumber, type Rule } from '../internal/checks.js';
 import { safely } from '../util/safely.js';
+import type { ServiceScoped } from '../util/service-namespace.js';
 import { adaptClient, type RedisClient } from './adapt.js';
 import { evalScript, px, timerMs } from './client.js';
 import { keyPrefix, tagged } from './keys.js';
@@ -92,10 +93,27 @@ const COOLING_TTL_MS = 60 * 60 * 1000;
  * const billing = new BillingClient({ cooldown: redisCooldown(redis, { onError: console.warn }) });
  * ```
  */
-export function redisCooldown(client: RedisClient, options: RedisCooldownOptions = {}): Cooldown {
+export function redisCooldown(
+  client: RedisClient,
+  options: RedisCooldownOptions = {},
+): Cooldown & ServiceScoped<Cooldown> {
   const runner = adaptClient('redisCooldown', client);
   const given = checkOptions('redisCooldown', options, optionRules) as RedisCooldownOptions;
   const prefix = given.prefix ?? 'billing-sdk:cooldown:';
+  return {
+    ...cooldownAt(runner, given, prefix),
+    // The client's windows under its own service's name: another key's (a sandbox's) 429 never
+    // holds it, nor another base URL's.
+    forService: (service) => cooldownAt(runner, given, `${prefix}${service}:`),
+  };
+}
+
+/** The cooldown whose keys start with `prefix` (also their hash tag). */
+function cooldownAt(
+  runner: ReturnType<typeof adaptClient>,
+  given: RedisCooldownOptions,
+  prefix: string,
+): Cooldown {
   const base = tagged(prefix, prefix);
   const keys = [`${base}:wait`, `${base}:cooling`, `${base}:probe`];
   const leaseMs = px(given.probeLeaseMs ?? 10_000);
