@@ -290,16 +290,28 @@ class Cache implements AccessCache {
     }
     const held = lru.peek(key, { allowStale: true });
     // Past staleMs an answer is never served, not even while its refresh runs.
-    const allowStale = held !== undefined && this.#clock.now() - held.at < this.#o.staleMs;
+    const usable = held !== undefined && this.#clock.now() - held.at < this.#o.staleMs;
+    // A "no" past its ttl waits for the fresh answer (a customer who just paid gets in at once);
+    // it stands in only when that answer fails (the service is down). A "yes" is served at once.
+    const denial = usable && isDenial(held.answer);
     const status: LRUCache.Status<string, Entry, Question> = {};
-    const pending = lru.fetch(key, { allowStale, context: q, status });
+    const pending = lru.fetch(key, {
+      allowStale: usable && !denial,
+      allowStaleOnFetchRejection: denial,
+      context: q,
+      status,
+    });
     const step = status.returnedStale ? 'stale' : status.fetch === 'hit' ? 'hit' : 'miss';
     this.#counts[step === 'hit' ? 'hits' : step === 'miss' ? 'misses' : 'stale']++;
     tell(step, q.operation);
     const entry = await (signal ? untilSignal(pending, signal, aborted) : pending);
     // lru-cache answers nothing only for a request it dropped, which only close() does.
     if (!entry) throw closedError(operation);
-    if (outcome) outcome.source = step === 'hit' ? 'cache' : step === 'stale' ? 'stale' : 'live';
+    if (outcome) {
+      // The held "no" given back because its refresh failed is stale too.
+      const stale = step === 'stale' || (denial && entry === held);
+      outcome.source = stale ? 'stale' : step === 'hit' ? 'cache' : 'live';
+    }
     return read(entry.answer);
   }
 
