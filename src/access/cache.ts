@@ -89,8 +89,10 @@ export interface AccessCache {
   /**
    * Drops every answer about the account, here and (with a shared store) on every instance; once
    * it resolves, no lookup here is answered from before it, and a request that was in flight never
-   * stores its answer. A failing store is told to `onError` (other instances then keep their
-   * answers up to their ttl); it never rejects for that.
+   * stores its answer. When the shared store fails, the answers here are dropped all the same, the
+   * failure goes to `onError`, and the call rejects with it (the store's `StoreError`): the other
+   * instances keep their answers up to their ttl, so the caller must retry (the webhook handlers
+   * answer 500 and the sender delivers again).
    */
   invalidate(account_ref_id: string): Promise<void>;
   /** Counters and size, for metrics. */
@@ -223,7 +225,11 @@ class Cache implements AccessCache {
     try {
       await this.#o.store.invalidate(account_ref_id);
     } catch (error) {
+      // Dropped here, not on the other instances, which keep their answers up to their ttl: the
+      // caller must hear it (a webhook receiver answers 5xx so the sender delivers again).
+      this.#generations.bump(account_ref_id);
       this.#o.onError(error);
+      throw error;
     }
     // Again: a lookup made while the store was invalidating may have read an answer from before.
     this.#generations.bump(account_ref_id);

@@ -468,8 +468,10 @@ describe('createAccessCache: a failing store', () => {
     clock.advance(1_000);
     expect(await access.isActive({ account_ref_id: 'acct_past_due' })).toBe(false);
     expect(reads).toBe(2);
-    // invalidate still drops this process's answers when the store cannot be told.
-    await access.invalidate('acct_active');
+    // invalidate still drops this process's answers when the store cannot be told, tells onError,
+    // and rejects: the other instances still hold theirs, so the caller must hear it.
+    const failed = await caught(() => access.invalidate('acct_active'));
+    expect(failed.message).toBe('redis down');
     await access.isActive(active);
     expect(statusRequests()).toBe(2);
     expect(errors.map((e) => (e as Error).message)).toEqual(['redis down', 'redis down', 'redis down']);
