@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolveAccessOptions } from '../../src/access/options.js';
 import {
+  type AccessLookupOutcome,
   type AccessStore,
   APIConnectionError,
   APIUserAbortError,
@@ -171,7 +172,7 @@ describe('createAccessCache: answers from memory', () => {
     // Past denyTtlMs (within staleMs) a "no" is never served again: the customer who just paid gets
     // the fresh answer on the first lookup, the one that waits for it.
     mock.server.store.setSubscriptionActive(pastDueSubscription(), true);
-    const outcome: { source?: string } = {};
+    const outcome: AccessLookupOutcome = {};
     expect(await access.isActive({ account_ref_id: 'acct_past_due' }, { outcome })).toBe(true);
     expect(outcome.source).toBe('live');
     expect(await access.isActive({ account_ref_id: 'acct_past_due' })).toBe(true);
@@ -194,7 +195,7 @@ describe('createAccessCache: answers from memory', () => {
     expect(await access.isActive(pastDue)).toBe(false);
     clock.advance(5_001);
     mock.server.faults.add({ path: '/api/account/', status: 503, times: 1 });
-    const outcome: { source?: string } = {};
+    const outcome: AccessLookupOutcome = {};
     expect(await access.isActive(pastDue, { outcome })).toBe(false);
     expect(outcome.source).toBe('stale');
     expect(errors).toHaveLength(1);
