@@ -1,6 +1,7 @@
 import type { Cooldown, CooldownGrant } from '../core/cooldown.js';
 import type { StoreError } from '../core/errors/index.js';
-import { checkOptions, func, nonNegative, positiveNumber, type Rule } from '../internal/checks.js';
+import { checkOptions, func, type Rule } from '../internal/checks.js';
+import { durationMs, durationMsOrZero } from '../util/duration.js';
 import { safely } from '../util/safely.js';
 import type { ServiceScoped } from '../util/service-namespace.js';
 import { adaptClient, type RedisClient } from './adapt.js';
@@ -42,10 +43,10 @@ export interface RedisCooldownOptions {
 
 const optionRules = {
   prefix: [keyPrefix],
-  probeLeaseMs: [positiveNumber],
+  probeLeaseMs: [durationMs],
   pollIntervalMs: [timerMs],
   timeoutMs: [timerMs],
-  pauseAfterErrorMs: [nonNegative],
+  pauseAfterErrorMs: [durationMsOrZero],
   onError: [func],
 } satisfies Record<keyof RedisCooldownOptions, Rule[]>;
 
