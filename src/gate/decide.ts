@@ -141,7 +141,7 @@ async function ask<Req extends GateRequest>(
 ): Promise<Looked<Req>> {
   const outcome: AccessLookupOutcome = {};
   try {
-    if (await lookup.ask(gate.options.access, account, { outcome })) {
+    if (await lookup.ask(account, { outcome })) {
       return { kind: 'yes', source: outcome.source ?? 'live' };
     }
     return { kind: 'no', refusal: { reason: lookup.reason, need: lookup.need } };
