@@ -35,6 +35,8 @@ describe('the billing-sdk/redis entry', () => {
       'src/util/timers.ts',
       // The SDK's one random UUID (redisHoldStore's fence token).
       'src/util/uuid.ts',
+      // The SDK's one rule of every `…Ms` option (issue 47 §3).
+      'src/util/duration.ts',
       // One reader of a stored event, shared with the PostgreSQL spool (it imports only types).
       'src/tracker/spooled-event.ts',
       // The stored form of a dead letter, shared with the file spool (it imports only types).
