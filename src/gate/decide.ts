@@ -72,7 +72,7 @@ export async function decide<Req extends GateRequest>(
 ): Promise<GateDecision> {
   const account = accountOf(await gate.options.account(request));
   if (account === undefined) return deny(gate, request, undefined, { reason: 'unauthenticated' }, needs);
-  const looked = await Promise.all(needs.lookups.map((lookup) => ask(gate, lookup, account)));
+  const looked = await Promise.all(needs.lookups.map((lookup) => ask(lookup, account)));
   // A definite "no" wins over a part the service could not answer.
   const refused = looked.find((l) => l.kind === 'no');
   if (refused?.kind === 'no') return deny(gate, request, account, refused.refusal, needs);
@@ -135,7 +135,6 @@ type Looked<Req> =
  * here, not a throw.
  */
 async function ask<Req extends GateRequest>(
-  gate: Decider<Req>,
   lookup: NeedLookup<Req>,
   account: string,
 ): Promise<Looked<Req>> {
