@@ -134,10 +134,7 @@ type Looked<Req> =
  * says nothing of that: its answers count as `'live'`). The service being unreachable is an outcome
  * here, not a throw.
  */
-async function ask<Req extends GateRequest>(
-  lookup: NeedLookup<Req>,
-  account: string,
-): Promise<Looked<Req>> {
+async function ask<Req extends GateRequest>(lookup: NeedLookup<Req>, account: string): Promise<Looked<Req>> {
   const outcome: AccessLookupOutcome = {};
   try {
     if (await lookup.ask(account, { outcome })) {
