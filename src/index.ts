@@ -10,7 +10,9 @@ export {
   type AccessCacheStats,
   type AccessLookupOptions,
   type AccessLookupOutcome,
+  type AccessLookups,
   createAccessCache,
+  type PreparedAccessLookup,
 } from './access/cache.js';
 export type { AccessCacheOptions } from './access/options.js';
 export type { AccessStore, AccessStoreRead, SharedAccessAnswer } from './access/store.js';

@@ -92,6 +92,44 @@ export function statusQuestion(params: AccountStatusParams): Question {
   };
 }
 
+/**
+ * The questions behind `isActive` and `status` for one filter (checked), by account: the key's
+ * filter part made once, so each call costs the account alone.
+ */
+export function preparedStatusQuestion(params: Record<string, unknown>): (account: string) => Question {
+  const { subscription, tier } = params as Partial<AccountStatusParams>;
+  const head = `status ${json(subscription)} ${json(tier)} `;
+  // Only the filters given, as the unprepared call passes them.
+  const filter = {
+    ...(subscription === undefined ? {} : { subscription }),
+    ...(tier === undefined ? {} : { tier }),
+  };
+  return (account) => ({
+    operation: 'accounts.status',
+    account,
+    key: head + account,
+    ask: (billing, signal) =>
+      billing.accounts
+        .status({ account_ref_id: account, ...filter }, { signal })
+        .then((status): Answer => ({ kind: 'status', status }), notFoundAnswer),
+  });
+}
+
+/** As {@link preparedStatusQuestion}, for `hasEntitlement`. */
+export function preparedEntitlementQuestion(params: Record<string, unknown>): (account: string) => Question {
+  const { product_code, entitlement_code } = params as unknown as EntitlementCheckParams;
+  const head = `entitlement ${json(product_code)} ${json(entitlement_code)} `;
+  return (account) => ({
+    operation: 'entitlements.check',
+    account,
+    key: head + account,
+    ask: (billing, signal) =>
+      billing.entitlements
+        .check({ account_ref_id: account, product_code, entitlement_code }, { signal })
+        .then(({ has_access }): Answer => ({ kind: 'entitlement', has_access }), notFoundAnswer),
+  });
+}
+
 /** The question behind `hasEntitlement` (parameters already checked). */
 export function entitlementQuestion(params: EntitlementCheckParams): Question {
   return {

@@ -1,5 +1,5 @@
 import type { LRUCache } from 'lru-cache';
-import { attemptTimeoutOf, type BillingClient } from '../client.js';
+import { attemptTimeoutOf, type BillingClient, serviceOf } from '../client.js';
 import type { AccessEvent } from '../core/diagnostics.js';
 import { APIUserAbortError, InvalidRequestError } from '../core/errors/index.js';
 import { abortSignal, check, isPlainObject, type Rule, text } from '../internal/checks.js';
@@ -9,12 +9,15 @@ import { checkEntitlement, type EntitlementCheckParams } from '../resources/enti
 import type { AccountStatus } from '../schemas/account-status.js';
 import { type Clock, clockOf } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
+import { scopedTo } from '../util/service-namespace.js';
 import { untilSignal } from '../util/signals.js';
 import {
   type Answer,
   entitlementQuestion,
   fromShared,
   isDenial,
+  preparedEntitlementQuestion,
+  preparedStatusQuestion,
   type Question,
   statusQuestion,
   toShared,
@@ -51,6 +54,20 @@ export interface AccessLookupOptions {
   outcome?: AccessLookupOutcome | undefined;
 }
 
+/** The lookups {@link AccessCache.prepare} prepares, by name. */
+export interface AccessLookups {
+  isActive: { params: Omit<AccountStatusParams, 'account_ref_id'>; answer: boolean };
+  status: { params: Omit<AccountStatusParams, 'account_ref_id'>; answer: AccountStatus };
+  hasEntitlement: { params: Omit<EntitlementCheckParams, 'account_ref_id'>; answer: boolean };
+}
+
+/**
+ * A lookup prepared by {@link AccessCache.prepare}: the account is its one parameter, checked on
+ * every call. `options`, when given, are checked on that call; each one given replaces the one
+ * given to `prepare`.
+ */
+export type PreparedAccessLookup<T> = (account_ref_id: string, options?: AccessLookupOptions) => Promise<T>;
+
 /** Counters since the cache was made, and its size now. */
 export interface AccessCacheStats {
   /** Lookups answered from memory, fresh. */
@@ -86,10 +103,42 @@ export interface AccessCache {
    */
   hasEntitlement(params: EntitlementCheckParams, options?: AccessLookupOptions): Promise<boolean>;
   /**
+   * One of the three lookups with everything but the account fixed and checked now, once: for a
+   * question asked again and again (a route's need), the parameters and options are not checked
+   * again on every call. Each call answers exactly what the unprepared lookup answers for the same
+   * parameters (its value, its error, its `outcome`), the account checked as it checks it.
+   *
+   * @param lookup - `'isActive'`, `'status'` or `'hasEntitlement'`.
+   * @param params - That lookup's parameters without `account_ref_id`.
+   * @param options - Options of every call (see {@link AccessLookupOptions}).
+   * @throws {@link InvalidRequestError} when `lookup`, a parameter or an option is invalid, as the
+   * unprepared lookup would reject (naming the same fields).
+   * @example
+   * ```ts
+   * import { BillingClient, createAccessCache } from 'billing-sdk';
+   *
+   * const access = createAccessCache(new BillingClient());
+   * const canExport = access.prepare('hasEntitlement', {
+   *   product_code: 'ai-assistant',
+   *   entitlement_code: 'export',
+   * });
+   * if (await canExport('acct_1')) {
+   *   // serve the export
+   * }
+   * ```
+   */
+  prepare<K extends keyof AccessLookups>(
+    lookup: K,
+    params: AccessLookups[K]['params'],
+    options?: AccessLookupOptions,
+  ): PreparedAccessLookup<AccessLookups[K]['answer']>;
+  /**
    * Drops every answer about the account, here and (with a shared store) on every instance; once
    * it resolves, no lookup here is answered from before it, and a request that was in flight never
-   * stores its answer. A failing store is told to `onError` (other instances then keep their
-   * answers up to their ttl); it never rejects for that.
+   * stores its answer. When the shared store fails, the answers here are dropped all the same, the
+   * failure goes to `onError`, and the call rejects with it (the store's `StoreError`): the other
+   * instances keep their answers up to their ttl, so the caller must retry (the webhook handlers
+   * answer 500 and the sender delivers again).
    */
   invalidate(account_ref_id: string): Promise<void>;
   /** Counters and size, for metrics. */
@@ -154,6 +203,8 @@ export function createAccessCache(billing: BillingClient, options: AccessCacheOp
     ]);
   }
   const o = resolveAccessOptions(options);
+  // A shared store keeps this client's answers apart from another service's (key, base URL).
+  if (o.store) o.store = scopedTo(o.store, serviceOf(billing));
   const clock: Clock = clockOf(options);
   return new Cache(billing, o, clock);
 }
@@ -211,6 +262,66 @@ class Cache implements AccessCache {
     );
   }
 
+  prepare<K extends keyof AccessLookups>(
+    lookup: K,
+    params: AccessLookups[K]['params'],
+    options?: AccessLookupOptions,
+  ): PreparedAccessLookup<AccessLookups[K]['answer']> {
+    const spec = (LOOKUPS as Partial<Record<string, LookupSpec>>)[lookup as string];
+    if (!spec || !Object.hasOwn(LOOKUPS, lookup)) {
+      throw new InvalidRequestError('access.prepare', [
+        { field: 'lookup', message: `must be one of ${Object.keys(LOOKUPS).join(', ')}` },
+      ]);
+    }
+    const { operation, endpoint, read } = spec;
+    if (params !== undefined && params !== null && isPlainObject(params) && 'account_ref_id' in params) {
+      throw new InvalidRequestError(operation, [
+        { field: 'account_ref_id', message: 'is given to the prepared lookup on each call, not here' },
+      ]);
+    }
+    // The parameters as the unprepared lookup checks them, with a stand-in for the account (which
+    // every rule takes): its own rules run on each call.
+    const checked = check(
+      operation,
+      isPlainObject(params) ? { ...params, account_ref_id: STAND_IN } : params,
+      endpoint.rules,
+      endpoint.cross,
+    );
+    const base = this.#lookupOptions(operation, options);
+    const ask = spec.prepared(checked);
+    const accountRules = endpoint.rules.account_ref_id as Rule[];
+    const lookupOf = (account_ref_id: string, given?: AccessLookupOptions): Promise<unknown> => {
+      if (
+        typeof account_ref_id !== 'string' ||
+        account_ref_id === '' ||
+        !passes(accountRules, account_ref_id)
+      ) {
+        // The unprepared lookup's own refusal, word for word.
+        return this.#lookup(
+          operation,
+          { ...checked, account_ref_id },
+          given ?? options,
+          endpoint,
+          spec.question,
+          read,
+        );
+      }
+      let signal = base.signal;
+      let outcome = base.outcome;
+      if (given !== undefined) {
+        try {
+          const call = this.#lookupOptions(operation, given);
+          signal = call.signal ?? signal;
+          outcome = call.outcome ?? outcome;
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      }
+      return this.#answer(operation, ask(account_ref_id), signal, outcome, read);
+    };
+    return lookupOf as PreparedAccessLookup<AccessLookups[K]['answer']>;
+  }
+
   async invalidate(account_ref_id: string): Promise<void> {
     check('access.invalidate', { account_ref_id }, { account_ref_id: [text] });
     this.#counts.invalidations++;
@@ -220,7 +331,11 @@ class Cache implements AccessCache {
     try {
       await this.#o.store.invalidate(account_ref_id);
     } catch (error) {
+      // Dropped here, not on the other instances, which keep their answers up to their ttl: the
+      // caller must hear it (a webhook receiver answers 5xx so the sender delivers again).
+      this.#generations.bump(account_ref_id);
       this.#o.onError(error);
+      throw error;
     }
     // Again: a lookup made while the store was invalidating may have read an answer from before.
     this.#generations.bump(account_ref_id);
@@ -253,19 +368,42 @@ class Cache implements AccessCache {
    * One lookup: checked, from memory when it can be, else through one shared request (#refresh);
    * the answer as `read` gives it (a throw there rejects).
    */
-  async #lookup<P, T>(
+  #lookup<P, T>(
     operation: string,
     params: P,
     options: AccessLookupOptions | undefined,
-    endpoint: { rules: Parameters<typeof check>[2]; cross?: Parameters<typeof check>[3] },
+    endpoint: Checked,
     question: (params: P) => Question,
     read: (answer: Answer) => T,
   ): Promise<T> {
-    const checked = check(operation, params, endpoint.rules, endpoint.cross) as P;
-    const { signal, outcome } =
-      options === undefined
-        ? ({} as AccessLookupOptions)
-        : (check(operation, options, lookupOptionRules, undefined, 'options.') as AccessLookupOptions);
+    let q: Question;
+    let signal: AbortSignal | undefined;
+    let outcome: AccessLookupOutcome | undefined;
+    try {
+      const checked = check(operation, params, endpoint.rules, endpoint.cross) as P;
+      ({ signal, outcome } = this.#lookupOptions(operation, options));
+      q = question(checked);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#answer(operation, q, signal, outcome, read);
+  }
+
+  /** A lookup's options, checked as one (`outcome` is the caller's object, filled). */
+  #lookupOptions(operation: string, options: AccessLookupOptions | undefined): AccessLookupOptions {
+    return options === undefined
+      ? NO_OPTIONS
+      : (check(operation, options, lookupOptionRules, undefined, 'options.') as AccessLookupOptions);
+  }
+
+  /** One checked lookup's answer: from memory when it can be, else through #refresh. */
+  async #answer<T>(
+    operation: string,
+    q: Question,
+    signal: AbortSignal | undefined,
+    outcome: AccessLookupOutcome | undefined,
+    read: (answer: Answer) => T,
+  ): Promise<T> {
     if (this.#closed) throw closedError(operation);
     const aborted = () => new APIUserAbortError(contextOf(operation), { cause: signal?.reason });
     // Before anything is sent, as the client does.
@@ -274,7 +412,6 @@ class Cache implements AccessCache {
     const lru = this.#lru ?? (await this.#load());
     if (this.#closed) throw closedError(operation);
     if (signal?.aborted) throw aborted();
-    const q = question(checked);
     const key = `${this.#generations.of(q.account)} ${q.key}`;
     // A fresh answer is read as it is: lru-cache's fetch would cost a promise and a status per hit.
     // Never deleted here when stale (the refresh below still serves it within staleMs).
@@ -287,16 +424,28 @@ class Cache implements AccessCache {
     }
     const held = lru.peek(key, { allowStale: true });
     // Past staleMs an answer is never served, not even while its refresh runs.
-    const allowStale = held !== undefined && this.#clock.now() - held.at < this.#o.staleMs;
+    const usable = held !== undefined && this.#clock.now() - held.at < this.#o.staleMs;
+    // A "no" past its ttl waits for the fresh answer (a customer who just paid gets in at once);
+    // it stands in only when that answer fails (the service is down). A "yes" is served at once.
+    const denial = usable && isDenial(held.answer);
     const status: LRUCache.Status<string, Entry, Question> = {};
-    const pending = lru.fetch(key, { allowStale, context: q, status });
+    const pending = lru.fetch(key, {
+      allowStale: usable && !denial,
+      allowStaleOnFetchRejection: denial,
+      context: q,
+      status,
+    });
     const step = status.returnedStale ? 'stale' : status.fetch === 'hit' ? 'hit' : 'miss';
     this.#counts[step === 'hit' ? 'hits' : step === 'miss' ? 'misses' : 'stale']++;
     tell(step, q.operation);
     const entry = await (signal ? untilSignal(pending, signal, aborted) : pending);
     // lru-cache answers nothing only for a request it dropped, which only close() does.
     if (!entry) throw closedError(operation);
-    if (outcome) outcome.source = step === 'hit' ? 'cache' : step === 'stale' ? 'stale' : 'live';
+    if (outcome) {
+      // The held "no" given back because its refresh failed is stale too.
+      const stale = step === 'stale' || (denial && entry === held);
+      outcome.source = stale ? 'stale' : step === 'hit' ? 'cache' : 'live';
+    }
     return read(entry.answer);
   }
 
@@ -387,6 +536,53 @@ class Cache implements AccessCache {
       );
     }
   }
+}
+
+/** What an endpoint's parameters are checked with. */
+type Checked = { rules: Parameters<typeof check>[2]; cross?: Parameters<typeof check>[3] };
+
+/** One of the lookups `prepare` knows: the unprepared path's parts, and its prepared question. */
+interface LookupSpec {
+  operation: string;
+  endpoint: Checked;
+  // biome-ignore lint/suspicious/noExplicitAny: each spec's question takes its own parameters.
+  question: (params: any) => Question;
+  prepared: (params: Record<string, unknown>) => (account: string) => Question;
+  read: (answer: Answer) => unknown;
+}
+
+const LOOKUPS: Record<keyof AccessLookups, LookupSpec> = {
+  isActive: {
+    operation: 'access.isActive',
+    endpoint: accountStatus,
+    question: statusQuestion,
+    prepared: preparedStatusQuestion,
+    read: yesOf,
+  },
+  status: {
+    operation: 'access.status',
+    endpoint: accountStatus,
+    question: statusQuestion,
+    prepared: preparedStatusQuestion,
+    read: statusOf,
+  },
+  hasEntitlement: {
+    operation: 'access.hasEntitlement',
+    endpoint: checkEntitlement,
+    question: entitlementQuestion,
+    prepared: preparedEntitlementQuestion,
+    read: yesOf,
+  },
+};
+
+/** An account every account rule takes: stands in for the one each prepared call passes. */
+const STAND_IN = 'account';
+const NO_OPTIONS: AccessLookupOptions = Object.freeze({});
+
+/** Whether `value` passes every rule (`required` is a marker that passes anything). */
+function passes(rules: Rule[], value: unknown): boolean {
+  for (const rule of rules) if (rule(value) !== undefined) return false;
+  return true;
 }
 
 /** `status`'s reading of an answer: the kept not-found answer is thrown again. */

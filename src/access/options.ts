@@ -1,9 +1,13 @@
 import { InvalidRequestError } from '../core/errors/index.js';
 import { checkOptions, func, integer, positive, type Rule } from '../internal/checks.js';
+import { wholeDurationMs } from '../util/duration.js';
 import { safely } from '../util/safely.js';
 import type { AccessStore } from './store.js';
 
-/** Options of {@link createAccessCache}. Every one has a default. */
+/**
+ * Options of {@link createAccessCache}. Every one has a default. Each `…Ms` option is a whole
+ * number of ms from 1 to a year (31 536 000 000).
+ */
 export interface AccessCacheOptions {
   /** How long an answer is reused without asking the service, in ms. Default 30 000, or `staleMs` when you set it shorter. */
   ttlMs?: number | undefined;
@@ -47,11 +51,8 @@ export interface ResolvedAccessOptions {
 
 const OPERATION = 'createAccessCache';
 
-/** A whole number of ms, at least 1, finite: a ttl of `Infinity` would never refresh. */
-const duration: Rule = (v) =>
-  typeof v === 'number' && Number.isInteger(v) && v >= 1 && Number.isFinite(v)
-    ? undefined
-    : 'must be a whole number of ms >= 1';
+/** A whole number of ms, at least 1, at most a year: a ttl of `Infinity` would never refresh. */
+const duration: Rule = wholeDurationMs;
 
 const store: Rule = (v) => {
   const s = v as Partial<Record<keyof AccessStore, unknown>>;

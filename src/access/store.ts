@@ -63,4 +63,11 @@ export interface AccessStore {
    * Failures to watch go to `onError`. Returns a function that stops watching.
    */
   watch(listener: (account: string | undefined) => void, onError: (error: unknown) => void): () => void;
+  /**
+   * Optional: this store for the service one client talks to. `createAccessCache` calls it once,
+   * with a digest of its client's API key and base URL (never the key), and uses what it returns,
+   * so clients of different services (a sandbox key and a live one, two base URLs) sharing one
+   * store never see each other's answers. `redisAccessStore` puts the digest in its keys.
+   */
+  forService?(service: string): AccessStore;
 }

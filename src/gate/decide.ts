@@ -74,7 +74,7 @@ export async function decide<Req extends GateRequest>(
 ): Promise<GateDecision> {
   const account = accountOf(await gate.options.account(request));
   if (account === undefined) return deny(gate, request, undefined, { reason: 'unauthenticated' }, needs);
-  const looked = await Promise.all(needs.lookups.map((lookup) => ask(gate, lookup, account)));
+  const looked = await Promise.all(needs.lookups.map((lookup) => ask(lookup, account)));
   // A definite "no" wins over a part the service could not answer.
   const refused = looked.find((l) => l.kind === 'no');
   if (refused?.kind === 'no') return deny(gate, request, account, refused.refusal, needs);
@@ -125,14 +125,10 @@ type Looked<Req> =
  * says nothing of that: its answers count as `'live'`). The service being unreachable is an outcome
  * here, not a throw.
  */
-async function ask<Req extends GateRequest>(
-  gate: Decider<Req>,
-  lookup: NeedLookup<Req>,
-  account: string,
-): Promise<Looked<Req>> {
+async function ask<Req extends GateRequest>(lookup: NeedLookup<Req>, account: string): Promise<Looked<Req>> {
   const outcome: AccessLookupOutcome = {};
   try {
-    if (await lookup.ask(gate.options.access, account, { outcome })) {
+    if (await lookup.ask(account, { outcome })) {
       return { kind: 'yes', source: outcome.source ?? 'live' };
     }
     return { kind: 'no', refusal: { reason: lookup.reason, need: lookup.need } };

@@ -96,7 +96,13 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
       : undefined,
   };
   const checked = (operation: string, need: GateNeeds<Req>) =>
-    checkNeeds<Req>(`gate.${operation}`, need, given.tracker !== undefined, given.holds !== undefined);
+    checkNeeds<Req>(
+      `gate.${operation}`,
+      need,
+      given.tracker !== undefined,
+      given.holds !== undefined,
+      given.access,
+    );
 
   /** The route's usage, told to `onError` when the tracker refuses it (the answer stands). */
   const track = (

@@ -1,4 +1,4 @@
-import type { AccessCache, AccessLookupOptions } from '../access/cache.js';
+import type { AccessCache, AccessLookupOptions, AccessLookups } from '../access/cache.js';
 import { InvalidRequestError, type InvalidRequestIssue } from '../core/errors/index.js';
 import { boolean, check, integer, isPlainObject, type Rule, required, text } from '../internal/checks.js';
 import type {
@@ -16,8 +16,11 @@ export interface NeedLookup<Req> {
   need: GateNeed<Req>;
   /** Why a "no" to it refuses the request. */
   reason: 'inactive' | 'not_entitled';
-  /** The lookup for one account, through the access cache's public methods. */
-  ask(access: AccessCache, account: string, options: AccessLookupOptions): Promise<boolean>;
+  /**
+   * The lookup for one account: the access cache's prepared lookup, made with the route (the
+   * account is checked on every call, the rest was checked once).
+   */
+  ask(account: string, options: AccessLookupOptions): Promise<boolean>;
 }
 
 /** A route's needs sorted by kind, checked once, when the middleware is made. */
@@ -53,6 +56,7 @@ export function checkNeeds<Req>(
   needs: GateNeeds<Req>,
   hasTracker: boolean,
   hasHolds: boolean,
+  access: AccessCache,
 ): CheckedNeeds<Req> {
   const list = (Array.isArray(needs) ? needs : [needs]) as GateNeed<Req>[];
   const many = Array.isArray(needs);
@@ -114,8 +118,7 @@ export function checkNeeds<Req>(
     out.lookups.push({
       need,
       reason: 'inactive',
-      ask: (access, account_ref_id, options) =>
-        access.isActive({ account_ref_id, subscription, tier }, options),
+      ask: prepared(access, 'isActive', tier === undefined ? { subscription } : { subscription, tier }),
     });
   }
   for (const need of out.entitlements) {
@@ -123,11 +126,24 @@ export function checkNeeds<Req>(
     out.lookups.push({
       need,
       reason: 'not_entitled',
-      ask: (access, account_ref_id, options) =>
-        access.hasEntitlement({ account_ref_id, product_code, entitlement_code }, options),
+      ask: prepared(access, 'hasEntitlement', { product_code, entitlement_code }),
     });
   }
   return out;
+}
+
+/**
+ * A route's lookup, prepared with the route. An access cache of another making (a test double)
+ * without `prepare` is asked through its lookup of the same name, as before.
+ */
+function prepared<K extends 'isActive' | 'hasEntitlement'>(
+  access: AccessCache,
+  lookup: K,
+  params: AccessLookups[K]['params'],
+): NeedLookup<unknown>['ask'] {
+  if (typeof access.prepare === 'function') return access.prepare(lookup, params);
+  const ask = access[lookup] as (p: object, o: AccessLookupOptions) => Promise<boolean>;
+  return (account_ref_id, options) => ask.call(access, { ...params, account_ref_id }, options);
 }
 
 /** The quantity of a credits or usage need for one request: a function's answer is checked too. */

@@ -1,5 +1,6 @@
 import { StoreError } from '../core/errors/index.js';
-import { check, checkOptions, positiveNumber, required } from '../internal/checks.js';
+import { check, checkOptions, required } from '../internal/checks.js';
+import { durationMs } from '../util/duration.js';
 import {
   type ClaimOutcome,
   type DedupeStore,
@@ -84,7 +85,7 @@ export function postgresDedupeStore(
   checkOptions('postgresDedupeStore', options, {
     schema: [identifier],
     table: [identifier],
-    doneTtlMs: [positiveNumber],
+    doneTtlMs: [durationMs],
   });
   const schema = options.schema ?? DEFAULT_SCHEMA;
   const table = options.table ?? DEFAULT_INBOX_TABLE;

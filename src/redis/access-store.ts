@@ -133,6 +133,20 @@ export function redisAccessStore(client: RedisClient, options: RedisAccessStoreO
   const runner = adaptClient(OPERATION, client);
   const given = checkOptions(OPERATION, options, optionRules) as RedisAccessStoreOptions;
   const prefix = given.prefix ?? 'billing-sdk:access:';
+  return {
+    ...storeAt(runner, given, prefix),
+    // The cache's answers under its client's service: a sandbox key's "yes" is never served to the
+    // live client on the same Redis, nor one base URL's to another.
+    forService: (service) => storeAt(runner, given, `${prefix}${service}:`),
+  };
+}
+
+/** The store whose keys start with `prefix`. */
+function storeAt(
+  runner: ReturnType<typeof adaptClient>,
+  given: RedisAccessStoreOptions,
+  prefix: string,
+): AccessStore {
   const timeoutMs = given.timeoutMs ?? 500;
   const pollMs = given.pollIntervalMs ?? 25;
   const streamMaxLen = given.streamMaxLen ?? 10_000;

@@ -1,7 +1,6 @@
 import { StoreError } from '../core/errors/index.js';
-import { positiveNumber, type Rule } from '../internal/checks.js';
 import { withDeadline } from '../util/deadline.js';
-import { MAX_TIMER_MS, unref } from '../util/timers.js';
+import { unref } from '../util/timers.js';
 import type { CommandRunner } from './adapt.js';
 import { replyCode } from './failure.js';
 
@@ -78,9 +77,5 @@ export function replyText(value: unknown): string | undefined {
   return undefined;
 }
 
-/**
- * The rule of an option a timer of this entry waits on (a timeout, a poll interval), in ms: a
- * finite number > 0 that `setTimeout` keeps (a larger one would fire after about 1 ms).
- */
-export const timerMs: Rule = (v) =>
-  positiveNumber(v) ?? ((v as number) > MAX_TIMER_MS ? `must be <= ${MAX_TIMER_MS}` : undefined);
+/** The rule of an option a timer waits on, in ms (one rule for the whole SDK: util/duration.ts). */
+export { timerMs } from '../util/duration.js';

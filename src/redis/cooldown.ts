@@ -1,7 +1,9 @@
 import { type Cooldown, type CooldownGrant, cooldownWindow } from '../core/cooldown.js';
 import type { StoreError } from '../core/errors/index.js';
-import { checkOptions, func, nonNegative, positiveNumber, type Rule } from '../internal/checks.js';
+import { checkOptions, func, type Rule } from '../internal/checks.js';
+import { durationMs, durationMsOrZero } from '../util/duration.js';
 import { safely } from '../util/safely.js';
+import type { ServiceScoped } from '../util/service-namespace.js';
 import { adaptClient, type RedisClient } from './adapt.js';
 import { evalScript, px, timerMs } from './client.js';
 import { keyPrefix, tagged } from './keys.js';
@@ -41,10 +43,10 @@ export interface RedisCooldownOptions {
 
 const optionRules = {
   prefix: [keyPrefix],
-  probeLeaseMs: [positiveNumber],
+  probeLeaseMs: [durationMs],
   pollIntervalMs: [timerMs],
   timeoutMs: [timerMs],
-  pauseAfterErrorMs: [nonNegative],
+  pauseAfterErrorMs: [durationMsOrZero],
   onError: [func],
 } satisfies Record<keyof RedisCooldownOptions, Rule[]>;
 
@@ -92,10 +94,27 @@ const COOLING_TTL_MS = 60 * 60 * 1000;
  * const billing = new BillingClient({ cooldown: redisCooldown(redis, { onError: console.warn }) });
  * ```
  */
-export function redisCooldown(client: RedisClient, options: RedisCooldownOptions = {}): Cooldown {
+export function redisCooldown(
+  client: RedisClient,
+  options: RedisCooldownOptions = {},
+): Cooldown & ServiceScoped<Cooldown> {
   const runner = adaptClient('redisCooldown', client);
   const given = checkOptions('redisCooldown', options, optionRules) as RedisCooldownOptions;
   const prefix = given.prefix ?? 'billing-sdk:cooldown:';
+  return {
+    ...cooldownAt(runner, given, prefix),
+    // The client's windows under its own service's name: another key's (a sandbox's) 429 never
+    // holds it, nor another base URL's.
+    forService: (service) => cooldownAt(runner, given, `${prefix}${service}:`),
+  };
+}
+
+/** The cooldown whose keys start with `prefix` (also their hash tag). */
+function cooldownAt(
+  runner: ReturnType<typeof adaptClient>,
+  given: RedisCooldownOptions,
+  prefix: string,
+): Cooldown {
   const base = tagged(prefix, prefix);
   const keys = [`${base}:wait`, `${base}:cooling`, `${base}:probe`];
   const leaseMs = px(given.probeLeaseMs ?? 10_000);

@@ -1,5 +1,6 @@
 import { StoreError } from '../core/errors/index.js';
-import { checkOptions, positiveNumber, type Rule } from '../internal/checks.js';
+import { checkOptions, type Rule } from '../internal/checks.js';
+import { durationMs } from '../util/duration.js';
 import { CLAIM_OUTCOMES, type ClaimOutcome, type DedupeStore } from '../webhooks/dedupe.js';
 import { adaptClient, type CommandRunner, type RedisClient } from './adapt.js';
 import { evalScript, px, timerMs } from './client.js';
@@ -39,7 +40,7 @@ export interface RedisDedupeStoreOptions {
 
 const optionRules = {
   prefix: [keyPrefix],
-  doneTtlMs: [positiveNumber],
+  doneTtlMs: [durationMs],
   timeoutMs: [timerMs],
   ...replicaRules,
 } satisfies Record<keyof RedisDedupeStoreOptions, Rule[]>;

@@ -152,7 +152,9 @@ function lostClaim(id: string, ttlMs: number): Error {
 
 /**
  * Renews the claim every third of its TTL while `onEvent` runs, so a long `onEvent` keeps it and a
- * short TTL still frees the id soon after a crash. Returns the function that stops renewing.
+ * short TTL still frees the id soon after a crash. Waits through the SDK's one sleep, which waits
+ * any length in chunks (a third of a long TTL handed to `setTimeout` would fire after 1 ms, a
+ * renewal loop). Returns the function that stops renewing.
  */
 function keepClaimed(
   dedupe: DedupeStore,
@@ -161,32 +163,28 @@ function keepClaimed(
   ttlMs: number,
   report: (error: unknown) => void,
 ): () => void {
-  let stopped = false;
-  // Through the SDK's one sleep: a third of a TTL past MAX_TIMER_MS would fire after 1 ms in a loop.
   const stop = new AbortController();
-  const later = (): void => {
-    realClock.sleep(ttlMs / 3, stop.signal, () => new Error('stopped')).then(renew, () => {});
-  };
-  const renew = async (): Promise<void> => {
-    let held: boolean;
-    try {
-      held = (await dedupe.renew(id, token, ttlMs)) !== false;
-    } catch (error) {
-      // A store hiccup: the claim still has up to two thirds of its TTL, so try again next time.
-      if (!stopped) report(error);
-      held = true;
+  const stopped = () => new Error('renewal stopped');
+  const renewals = async (): Promise<void> => {
+    for (;;) {
+      await realClock.sleep(ttlMs / 3, stop.signal, stopped, true);
+      let held: boolean;
+      try {
+        held = (await dedupe.renew(id, token, ttlMs)) !== false;
+      } catch (error) {
+        // A store hiccup: the claim still has up to two thirds of its TTL, so try again next time.
+        if (!stop.signal.aborted) report(error);
+        held = true;
+      }
+      // Once stopped, the id is done or released and a renewal answering false means nothing.
+      if (stop.signal.aborted) return;
+      if (!held) {
+        report(lostClaim(id, ttlMs));
+        return;
+      }
     }
-    // Once stopped, the id is done or released and a renewal answering false means nothing.
-    if (stopped) return;
-    if (!held) {
-      report(lostClaim(id, ttlMs));
-      return;
-    }
-    later();
   };
-  later();
-  return () => {
-    stopped = true;
-    stop.abort();
-  };
+  // Ends by the sleep rejecting once stopped: nothing to report then.
+  renewals().catch(() => {});
+  return () => stop.abort();
 }

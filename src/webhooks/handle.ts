@@ -3,6 +3,7 @@ import { WebhookError } from '../core/errors/index.js';
 import type { CreditHolds } from '../credits/types.js';
 import { check, func, nonNegative, type Rule, required } from '../internal/checks.js';
 import type { WebhookEvent } from '../schemas/webhook.js';
+import { durationMs, MAX_DURATION_MS } from '../util/duration.js';
 import { safely } from '../util/safely.js';
 import { DEFAULT_CLAIM_TTL_MS, runClaimed } from './claim-run.js';
 import type { DedupeStore, WebhookEventContext } from './dedupe.js';
@@ -30,7 +31,8 @@ export interface WebhookHandlerOptions {
   /**
    * How long a claim lasts without renewal, in ms. The handler renews it every third of this while
    * `onEvent` runs, so it bounds how long a crashed or stalled receiver blocks the event's retries
-   * (they are answered 409 until then), not how long `onEvent` may take. Default 60 000.
+   * (they are answered 409 until then), not how long `onEvent` may take. Default 60 000; at most a year
+   * (31 536 000 000), like every `…Ms` option of the SDK.
    */
   claimTtlMs?: number | undefined;
   /**
@@ -76,7 +78,9 @@ const handlerRules: Record<keyof WebhookHandlerOptions, Rule[]> = {
   ],
   claimTtlMs: [
     (v) =>
-      typeof v === 'number' && Number.isFinite(v) && v >= 1 ? undefined : 'must be a finite number >= 1 (ms)',
+      durationMs(v) === undefined && (v as number) >= 1
+        ? undefined
+        : `must be a number of ms >= 1 and <= ${MAX_DURATION_MS} (a year)`,
   ],
   access: [
     (v) =>

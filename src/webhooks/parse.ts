@@ -1,4 +1,5 @@
-import { WebhookError } from '../core/errors/index.js';
+import { type ValidationIssue, WebhookError } from '../core/errors/index.js';
+import { text } from '../internal/checks.js';
 import { type WebhookEvent, WebhookEventSchema } from '../schemas/webhook.js';
 
 /**
@@ -23,16 +24,30 @@ export function parseWebhook(body: string | Uint8Array | object): WebhookEvent {
     // trap, even `instanceof`), which the caller learns nothing from either.
     throw new WebhookError('webhook body could not be read');
   }
-  if (result.success) return result.data;
-  const issues = result.error.issues.map((i) => ({
-    path: i.path.map((p) => (typeof p === 'number' ? p : String(p))),
-    message: i.message,
-    code: i.code,
-  }));
+  const issues = result.success
+    ? identifierIssues(result.data)
+    : result.error.issues.map((i) => ({
+        path: i.path.map((p) => (typeof p === 'number' ? p : String(p))),
+        message: i.message,
+        code: i.code,
+      }));
+  if (result.success && issues.length === 0) return result.data;
   throw new WebhookError(
     `webhook body is not a valid event: ${issues.map((i) => i.path.join('.') || '(body)').join(', ')}`,
     issues,
   );
+}
+
+/**
+ * The ids a receiver acts on must name something: an empty `account_ref_id` (or one with a lone
+ * surrogate) can be invalidated nowhere, and a receiver that failed on it would answer 500 and be
+ * sent it again for ever. Such a delivery is malformed (a 400), as a missing field is.
+ */
+function identifierIssues(event: WebhookEvent): ValidationIssue[] {
+  return (['account_ref_id', 'transaction_id'] as const).flatMap((field) => {
+    const message = text(event[field]);
+    return typeof message === 'string' ? [{ path: [field], message, code: 'custom' }] : [];
+  });
 }
 
 /** The JSON value of a text or byte body; any other body is taken as already parsed. */

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolveAccessOptions } from '../../src/access/options.js';
 import {
+  type AccessLookupOutcome,
   type AccessStore,
   APIConnectionError,
   APIUserAbortError,
@@ -168,12 +169,41 @@ describe('createAccessCache: answers from memory', () => {
     expect(notFound).toBeInstanceOf(NotFoundError);
     expect(statusRequests('acct_past_due') + statusRequests('acct_nobody')).toBe(2);
     clock.advance(5_001);
-    // Past denyTtlMs: served once more while one refresh runs, then fresh again.
+    // Past denyTtlMs (within staleMs) a "no" is never served again: the customer who just paid gets
+    // the fresh answer on the first lookup, the one that waits for it.
     mock.server.store.setSubscriptionActive(pastDueSubscription(), true);
-    expect(await access.isActive({ account_ref_id: 'acct_past_due' })).toBe(false);
-    await refreshed((options) => access.isActive({ account_ref_id: 'acct_past_due' }, options));
+    const outcome: AccessLookupOutcome = {};
+    expect(await access.isActive({ account_ref_id: 'acct_past_due' }, { outcome })).toBe(true);
+    expect(outcome.source).toBe('live');
     expect(await access.isActive({ account_ref_id: 'acct_past_due' })).toBe(true);
     expect(statusRequests('acct_past_due')).toBe(2);
+    // The not-found "no" too.
+    expect(await access.isActive({ account_ref_id: 'acct_nobody' }, { outcome })).toBe(false);
+    expect(outcome.source).toBe('live');
+    expect(statusRequests('acct_nobody')).toBe(2);
+  });
+
+  it('a "no" past denyTtlMs stands in only when the service fails (stale, onError told)', async () => {
+    const clock = manualClock();
+    const errors: unknown[] = [];
+    const access = cacheWithClock(
+      clientFor(mock.server, { maxRetries: 0 }),
+      { ttlMs: 30_000, denyTtlMs: 5_000, staleMs: 30_000, onError: (e) => errors.push(e) },
+      clock,
+    );
+    const pastDue = { account_ref_id: 'acct_past_due' };
+    expect(await access.isActive(pastDue)).toBe(false);
+    clock.advance(5_001);
+    mock.server.faults.add({ path: '/api/account/', status: 503, times: 1 });
+    const outcome: AccessLookupOutcome = {};
+    expect(await access.isActive(pastDue, { outcome })).toBe(false);
+    expect(outcome.source).toBe('stale');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(InternalServerError);
+    // Past staleMs it is never served: the failure is the lookup's.
+    clock.advance(30_000);
+    mock.server.faults.add({ path: '/api/account/', status: 503, times: 1 });
+    expect(await caught(() => access.isActive(pastDue))).toBeInstanceOf(InternalServerError);
   });
 
   it('hasEntitlement answers has_access, "no" for an unknown account, and caches both', async () => {
@@ -439,8 +469,10 @@ describe('createAccessCache: a failing store', () => {
     clock.advance(1_000);
     expect(await access.isActive({ account_ref_id: 'acct_past_due' })).toBe(false);
     expect(reads).toBe(2);
-    // invalidate still drops this process's answers when the store cannot be told.
-    await access.invalidate('acct_active');
+    // invalidate still drops this process's answers when the store cannot be told, tells onError,
+    // and rejects: the other instances still hold theirs, so the caller must hear it.
+    const failed = await caught(() => access.invalidate('acct_active'));
+    expect(failed.message).toBe('redis down');
     await access.isActive(active);
     expect(statusRequests()).toBe(2);
     expect(errors.map((e) => (e as Error).message)).toEqual(['redis down', 'redis down', 'redis down']);

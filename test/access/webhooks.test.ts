@@ -5,6 +5,8 @@ import {
   createNodeWebhookHandler,
   createWebhookHandler,
   InvalidRequestError,
+  parseWebhook,
+  WebhookError,
   type WebhookEvent,
   type WebhookHandlerOptions,
 } from '../../src/index.js';
@@ -66,6 +68,34 @@ describe.each(adapters)('%s with access', (_name, serve) => {
     // One extra lookup is all a forged delivery costs.
     expect(await access.isActive({ account_ref_id: 'acct_past_due' })).toBe(false);
     expect(statusRequests('acct_past_due')).toBe(2);
+  });
+
+  it('a delivery naming no account (account_ref_id "") is malformed: 400, not a 500 redelivered for ever', async () => {
+    const access = createAccessCache(clientFor(mock.server));
+    let ran = 0;
+    const errors: unknown[] = [];
+    const receiver = await serve({
+      access,
+      onEvent: () => {
+        ran++;
+      },
+      onError: (e) => void errors.push(e),
+    });
+    receivers.push(receiver);
+    for (const account_ref_id of ['', '\ud800']) {
+      const response = await post(receiver, event({ account_ref_id }));
+      expect(response.status, JSON.stringify(account_ref_id)).toBe(400);
+      expect(((await response.json()) as { error: string }).error).toContain('account_ref_id');
+    }
+    expect((await post(receiver, event({ transaction_id: '' }))).status).toBe(400);
+    expect(ran).toBe(0);
+    expect(errors).toEqual([]);
+    expect(access.stats().invalidations).toBe(0);
+    const error = await caught(() => parseWebhook(JSON.stringify(event({ account_ref_id: '' }))));
+    expect(error).toBeInstanceOf(WebhookError);
+    expect((error as WebhookError).issues).toEqual([
+      { path: ['account_ref_id'], message: 'must be a non-empty string', code: 'custom' },
+    ]);
   });
 
   it('answers 500 (the sender retries) and skips onEvent when invalidation throws', async () => {

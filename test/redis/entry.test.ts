@@ -41,6 +41,8 @@ describe('the billing-sdk/redis entry', () => {
       // The hold stores' one ledger key and one set of argument checks, shared by every hold store.
       'src/credits/store.ts',
       'src/credits/store-args.ts',
+      // The SDK's one rule of every `…Ms` option (issue 47 §3).
+      'src/util/duration.ts',
       // One reader of a stored event, shared with the PostgreSQL spool (it imports only types).
       'src/tracker/spooled-event.ts',
       // The stored form of a dead letter, shared with the file spool (it imports only types).
