@@ -22,9 +22,14 @@ export interface FileSpoolOptions {
 
 const LOG = 'spool.log';
 
-/** A live entry: the event as stored (JSON), and the size of its line in a compacted log. */
+/**
+ * A live entry: the event as stored (JSON), when it was appended (ms since the epoch; `undefined`
+ * for an entry of a log written before times were recorded), and the size of its line in a
+ * compacted log.
+ */
 interface Live {
   json: string;
+  at: number | undefined;
   bytes: number;
 }
 
@@ -67,6 +72,16 @@ export function fileSpool(dir: string, options?: FileSpoolOptions): Spool {
   return new FileSpool(dir, opts.compactAfterBytes ?? 8 * 1024 * 1024);
 }
 
+/**
+ * When the oldest unacknowledged entry of an open {@link fileSpool} was appended, in ms since the
+ * epoch: what `billing-sdk doctor` reports as the backlog's age. `undefined` when nothing waits, when
+ * the waiting entries come from a log written before append times were recorded, or when `spool`
+ * is not a file spool. Internal: not exported from `billing-sdk/node`.
+ */
+export function oldestAppendedAt(spool: Spool): number | undefined {
+  return spool instanceof FileSpool ? spool.oldestAt() : undefined;
+}
+
 class FileSpool implements Spool {
   readonly durable = true;
   readonly #dir: string;
@@ -96,7 +111,8 @@ class FileSpool implements Spool {
       liveBytes: () => this.#liveBytes,
       snapshot: () => {
         const parts = [startLine(this.#next)];
-        for (const [id, live] of this.#live) parts.push(entryLine(id, live.json));
+        // The time is kept: a compacted log must not make its backlog look younger.
+        for (const [id, live] of this.#live) parts.push(entryLine(id, live.json, live.at));
         return parts.join('');
       },
     });
@@ -201,14 +217,14 @@ class FileSpool implements Spool {
   #apply(record: SpoolRecord): void {
     switch (record.t) {
       case 'e':
-        this.#add(record.id, JSON.stringify(record.event));
+        this.#add(record.id, JSON.stringify(record.event), record.at);
         break;
       case 'a':
         for (const id of record.ids) this.#remove(id);
         break;
       case 'r':
         for (const id of record.members) this.#remove(id);
-        this.#add(record.id, JSON.stringify(record.event));
+        this.#add(record.id, JSON.stringify(record.event), record.at);
         break;
       case 's':
         this.#next = Math.max(this.#next, record.next);
@@ -217,12 +233,12 @@ class FileSpool implements Spool {
   }
 
   /** Adds a live entry; `line` is its `e` line when the caller has it (its size counts toward compaction). */
-  #add(id: string, json: string, line = entryLine(id, json)): void {
+  #add(id: string, json: string, at: number | undefined, line = entryLine(id, json, at)): void {
     const bytes = Buffer.byteLength(line);
     const old = this.#live.get(id);
     if (old) this.#liveBytes -= old.bytes;
     else this.#toHand.push(id);
-    this.#live.set(id, { json, bytes });
+    this.#live.set(id, { json, at, bytes });
     this.#liveBytes += bytes;
     const n = Number(id);
     if (n >= this.#next) this.#next = n + 1;
@@ -251,16 +267,17 @@ class FileSpool implements Spool {
     if (!jsons.length) return [];
     const ids: string[] = [];
     const adds: [string, string, string][] = [];
+    const at = Date.now();
     let line = '';
     for (const json of jsons) {
       const id = String(this.#next++);
-      const own = entryLine(id, json);
+      const own = entryLine(id, json, at);
       ids.push(id);
       adds.push([id, json, own]);
       line += own;
     }
     await this.#writer.commit(line, () => {
-      for (const [id, json, own] of adds) this.#add(id, json, own);
+      for (const [id, json, own] of adds) this.#add(id, json, at, own);
     });
     return ids;
   }
@@ -293,9 +310,10 @@ class FileSpool implements Spool {
     this.#usable('replace');
     const id = String(this.#next++);
     const json = JSON.stringify(aggregate);
-    await this.#writer.commit(replaceLine(members, id, json), () => {
+    const at = this.#oldestOf(members) ?? Date.now();
+    await this.#writer.commit(replaceLine(members, id, json, at), () => {
       for (const member of members) this.#remove(member);
-      this.#add(id, json);
+      this.#add(id, json, at);
     });
     return id;
   }
@@ -303,6 +321,22 @@ class FileSpool implements Spool {
   async pending(ids: readonly string[]): Promise<string[]> {
     this.#usable('pending');
     return ids.filter((id) => this.#live.has(id));
+  }
+
+  /** The earliest append time among `ids` still live; `undefined` when none is known. */
+  #oldestOf(ids: Iterable<string>): number | undefined {
+    let oldest: number | undefined;
+    for (const id of ids) {
+      const at = this.#live.get(id)?.at;
+      if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;
+    }
+    return oldest;
+  }
+
+  /** When the oldest unacknowledged entry was appended (see {@link oldestAppendedAt}). */
+  oldestAt(): number | undefined {
+    this.#usable('oldestAt');
+    return this.#oldestOf(this.#live.keys());
   }
 
   /** Unacknowledged entries: right after `open()`, what earlier runs left. */

@@ -3,30 +3,42 @@ import type { SpooledEvent } from '../tracker/spool.js';
 
 /**
  * One record of a file spool's log: one JSON object per line, `\n`-terminated.
- * - `{"t":"e","id","event"}`: an event appended;
+ * - `{"t":"e","id","at","event"}`: an event appended (`at`: when, in ms since the epoch);
  * - `{"t":"a","ids"}`: entries acknowledged;
- * - `{"t":"r","members","id","event"}`: an aggregate appended and its members acknowledged, in one
- *   line so that a crash leaves either all of it or none;
+ * - `{"t":"r","members","id","at","event"}`: an aggregate appended and its members acknowledged, in
+ *   one line so that a crash leaves either all of it or none (`at`: its oldest member's time);
  * - `{"t":"s","next"}`: first line of a compacted log, the next id to give (ids are never reused).
  *
  * Events are written as the JSON the spool already holds (`json` below), never serialised twice.
+ * `at` is missing from logs written before it was recorded: those entries' age is unknown.
  */
 export type SpoolRecord =
-  | { t: 'e'; id: string; event: SpooledEvent }
+  | { t: 'e'; id: string; at?: number; event: SpooledEvent }
   | { t: 'a'; ids: string[] }
-  | { t: 'r'; members: string[]; id: string; event: SpooledEvent }
+  | { t: 'r'; members: string[]; id: string; at?: number; event: SpooledEvent }
   | { t: 's'; next: number };
 
-/** The line of an appended event (`json`: the event as JSON). */
-export const entryLine = (id: string, json: string): string =>
-  `{"t":"e","id":${JSON.stringify(id)},"event":${json}}\n`;
+/** The line of an event appended at `at` (ms since the epoch; `undefined`: unknown), `json` its event as JSON. */
+export const entryLine = (id: string, json: string, at: number | undefined): string =>
+  `{"t":"e","id":${JSON.stringify(id)}${atField(at)},"event":${json}}\n`;
+
+/** The `at` member of a line, left out when the time is unknown (an entry of an older log). */
+const atField = (at: number | undefined): string => (at === undefined ? '' : `,"at":${at}`);
 
 /** The line acknowledging `ids`. */
 export const ackLine = (ids: readonly string[]): string => `${JSON.stringify({ t: 'a', ids })}\n`;
 
-/** The line putting the aggregate `id` (`json`: its event as JSON) in place of `members`. */
-export const replaceLine = (members: readonly string[], id: string, json: string): string =>
-  `{"t":"r","members":${JSON.stringify(members)},"id":${JSON.stringify(id)},"event":${json}}\n`;
+/**
+ * The line putting the aggregate `id` (`json`: its event as JSON) in place of `members`; `at` is
+ * the oldest member's time, so that aggregating never makes a backlog look younger.
+ */
+export const replaceLine = (
+  members: readonly string[],
+  id: string,
+  json: string,
+  at: number | undefined,
+): string =>
+  `{"t":"r","members":${JSON.stringify(members)},"id":${JSON.stringify(id)}${atField(at)},"event":${json}}\n`;
 
 /** The first line of a compacted log: the next id to give. */
 export const startLine = (next: number): string => `{"t":"s","next":${next}}\n`;
@@ -99,6 +111,8 @@ const isNext = (v: unknown): boolean => typeof v === 'number' && Number.isSafeIn
 
 const isId = (v: unknown): v is string => typeof v === 'string' && /^[1-9]\d*$/.test(v);
 const isIds = (v: unknown): v is string[] => Array.isArray(v) && v.every(isId);
+const isAt = (v: unknown): boolean =>
+  v === undefined || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0);
 const isEvent = (v: unknown): v is SpooledEvent =>
   typeof v === 'object' && v !== null && typeof (v as { event_key?: unknown }).event_key === 'string';
 
@@ -107,11 +121,11 @@ function isRecord(v: unknown): v is SpoolRecord {
   const r = v as Record<string, unknown>;
   switch (r.t) {
     case 'e':
-      return isId(r.id) && isEvent(r.event);
+      return isId(r.id) && isAt(r.at) && isEvent(r.event);
     case 'a':
       return isIds(r.ids);
     case 'r':
-      return isIds(r.members) && isId(r.id) && isEvent(r.event);
+      return isIds(r.members) && isId(r.id) && isAt(r.at) && isEvent(r.event);
     case 's':
       return isNext(r.next);
     default:

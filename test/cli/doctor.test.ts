@@ -1,6 +1,9 @@
 // `billing-sdk doctor` as a process against the mock: a good key, a refused one, none, a base URL
 // that does not answer; with spool flags, a PostgreSQL table holding events, a dead database, a
-// Redis without the stream and a file spool. The clock check is a pure function of the Date header.
+// Redis without the stream and a file spool (counted, and failed when its events waited 2 hours).
+// The clock check is a pure function of the Date header.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clockCheck, MAX_SKEW_MS } from '../../src/cli/doctor-service.js';
 import { missingDriver, optionalImport } from '../../src/cli/targets/load.js';
@@ -127,6 +130,39 @@ describe('doctor: the spool', () => {
       } finally {
         await backend.cleanup();
       }
+    }
+  });
+
+  it('a file spool whose events waited 2 hours: the backlog check fails with their age; exit 1', async () => {
+    const backend = fileBackend();
+    try {
+      // A spool log as a tracker wrote it 2 hours ago, nothing having sent it since.
+      const at = Date.now() - 2 * 3_600_000;
+      const lines = events(3).map(
+        (event, i) => `${JSON.stringify({ t: 'e', id: String(i + 1), at, event })}\n`,
+      );
+      writeFileSync(join(backend.flags[1]!, 'spool.log'), lines.join(''));
+      const result = await run(cli, ['doctor', ...backend.flags]);
+      expect(result.code, result.stdout).toBe(1);
+      expect(result.stdout).toMatch(
+        /^FAIL +backlog +3 events waiting, the oldest for 2 h: is a relay running/m,
+      );
+      // Events appended a moment ago pass, with their age.
+      await backend.cleanup();
+      const fresh = fileBackend();
+      try {
+        await seed(fresh, events(2));
+        const ok = await run(cli, ['doctor', ...fresh.flags, '--json']);
+        expect(ok.code, ok.stdout).toBe(0);
+        expect(named(checksOf(ok.json), 'backlog')).toMatchObject({
+          ok: true,
+          detail: expect.stringMatching(/^2 events waiting, the oldest for \d+ (ms|s)$/),
+        });
+      } finally {
+        await fresh.cleanup();
+      }
+    } finally {
+      await backend.cleanup();
     }
   });
 });

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { SpoolError } from '../../core/errors/index.js';
-import { fileSpool } from '../../node/file-spool.js';
+import { fileSpool, oldestAppendedAt } from '../../node/file-spool.js';
 import type { SpoolFlags } from '../args.js';
 import { CliFailure, messageOf } from '../fail.js';
 import type { SpoolTarget } from './target.js';
@@ -35,7 +35,14 @@ export function fileTarget(flags: Extract<SpoolFlags, { kind: 'file' }>): SpoolT
         throw error;
       }
       try {
-        return { present: true, waiting: await (spool.size as () => Promise<number>)() };
+        const waiting = await (spool.size as () => Promise<number>)();
+        const at = oldestAppendedAt(spool);
+        // Entries of a log written before append times were recorded have no age: left out.
+        return {
+          present: true,
+          waiting,
+          oldestMs: at === undefined ? undefined : Math.max(0, Date.now() - at),
+        };
       } finally {
         await spool.close();
       }
