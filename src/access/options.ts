@@ -1,6 +1,6 @@
 import { InvalidRequestError } from '../core/errors/index.js';
 import { checkOptions, func, integer, positive, type Rule } from '../internal/checks.js';
-import { wholeDurationMs } from '../util/duration.js';
+import { wholeDurationMs } from '../internal/duration.js';
 import { safely } from '../util/safely.js';
 import type { AccessStore } from './store.js';
 

@@ -1,6 +1,6 @@
 import { StoreError } from '../core/errors/index.js';
 import { check, checkOptions, required } from '../internal/checks.js';
-import { durationMs } from '../util/duration.js';
+import { durationMs } from '../internal/duration.js';
 import {
   type ClaimOutcome,
   type DedupeStore,

@@ -77,5 +77,5 @@ export function replyText(value: unknown): string | undefined {
   return undefined;
 }
 
-/** The rule of an option a timer waits on, in ms (one rule for the whole SDK: util/duration.ts). */
-export { timerMs } from '../util/duration.js';
+/** The rule of an option a timer waits on, in ms (one rule for the whole SDK: internal/duration.ts). */
+export { timerMs } from '../internal/duration.js';

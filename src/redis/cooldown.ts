@@ -1,7 +1,7 @@
 import { type Cooldown, type CooldownGrant, cooldownWindow } from '../core/cooldown.js';
 import type { StoreError } from '../core/errors/index.js';
 import { checkOptions, func, type Rule } from '../internal/checks.js';
-import { durationMs, durationMsOrZero } from '../util/duration.js';
+import { durationMs, durationMsOrZero } from '../internal/duration.js';
 import { safely } from '../util/safely.js';
 import type { ServiceScoped } from '../util/service-namespace.js';
 import { adaptClient, type RedisClient } from './adapt.js';

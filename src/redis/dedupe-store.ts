@@ -1,6 +1,6 @@
 import { StoreError } from '../core/errors/index.js';
 import { checkOptions, type Rule } from '../internal/checks.js';
-import { durationMs } from '../util/duration.js';
+import { durationMs } from '../internal/duration.js';
 import { CLAIM_OUTCOMES, type ClaimOutcome, type DedupeStore } from '../webhooks/dedupe.js';
 import { adaptClient, type CommandRunner, type RedisClient } from './adapt.js';
 import { evalScript, px, timerMs } from './client.js';

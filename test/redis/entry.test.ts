@@ -42,7 +42,7 @@ describe('the billing-sdk/redis entry', () => {
       'src/credits/store.ts',
       'src/credits/store-args.ts',
       // The SDK's one rule of every `…Ms` option (issue 47 §3).
-      'src/util/duration.ts',
+      'src/internal/duration.ts',
       // One reader of a stored event, shared with the PostgreSQL spool (it imports only types).
       'src/tracker/spooled-event.ts',
       // The stored form of a dead letter, shared with the file spool (it imports only types).

@@ -8,9 +8,9 @@ import {
   InvalidRequestError,
   memoryDedupeStore,
 } from '../../src/index.js';
+import { MAX_DURATION_MS } from '../../src/internal/duration.js';
 import { postgresDedupeStore } from '../../src/postgres/index.js';
 import { type RedisLike, redisAccessStore, redisCooldown, redisDedupeStore } from '../../src/redis/index.js';
-import { MAX_DURATION_MS } from '../../src/util/duration.js';
 import { MAX_TIMER_MS } from '../../src/util/timers.js';
 import { caught, clientFor, useMockServer } from '../helpers.js';
 import { event } from './event.js';

@@ -1,5 +1,5 @@
-import type { Rule } from '../internal/checks.js';
-import { MAX_TIMER_MS } from './timers.js';
+import { MAX_TIMER_MS } from '../util/timers.js';
+import type { Rule } from './checks.js';
 
 /**
  * The longest any `…Ms` option may be: a year. Longer than any ttl, lease or retention a service
