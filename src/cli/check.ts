@@ -10,7 +10,7 @@ export interface CheckResult {
 
 /** A passed check. */
 export const pass = (check: string, detail: string): CheckResult => ({ check, ok: true, detail });
-/** A failed check. */
-export const fail = (check: string, detail: string): CheckResult => ({ check, ok: false, detail });
+/** The result of a check that failed (a line of the report, not an exception: doctor goes on). */
+export const failedCheck = (check: string, detail: string): CheckResult => ({ check, ok: false, detail });
 /** A check left out, and why. */
 export const skip = (check: string, detail: string): CheckResult => ({ check, ok: null, detail });

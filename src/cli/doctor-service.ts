@@ -5,7 +5,7 @@ import {
   AuthenticationError,
   PermissionDeniedError,
 } from '../core/errors/index.js';
-import { type CheckResult, fail, pass, skip } from './check.js';
+import { type CheckResult, failedCheck, pass, skip } from './check.js';
 import { messageOf } from './fail.js';
 import { duration } from './progress.js';
 
@@ -30,7 +30,10 @@ export function clockCheck(date: string | undefined, sent: number, answered: num
       ? 'in step with the service (within 1 s)'
       : `${duration(Math.abs(skew))} ${skew > 0 ? 'ahead of' : 'behind'} the service`;
   if (Math.abs(skew) <= MAX_SKEW_MS) return pass('clock', text);
-  return fail('clock', `${text}: set the clock by NTP (signed links are checked against the service's time)`);
+  return failedCheck(
+    'clock',
+    `${text}: set the clock by NTP (signed links are checked against the service's time)`,
+  );
 }
 
 /**
@@ -42,7 +45,7 @@ export function clockCheck(date: string | undefined, sent: number, answered: num
 export async function serviceChecks(): Promise<CheckResult[]> {
   const key = process.env.BILLING_API_KEY;
   const where = process.env.BILLING_BASE_URL;
-  const keyMissing = fail('api key', "missing: set BILLING_API_KEY to your gateway's API key");
+  const keyMissing = failedCheck('api key', "missing: set BILLING_API_KEY to your gateway's API key");
   let billing: BillingClient;
   try {
     billing = new BillingClient({
@@ -53,7 +56,7 @@ export async function serviceChecks(): Promise<CheckResult[]> {
   } catch (error) {
     return [
       key ? skip('api key', 'not checked: no client') : keyMissing,
-      fail('base url', messageOf(error)),
+      failedCheck('base url', messageOf(error)),
       skip('clock', 'not checked: no client'),
     ];
   }
@@ -74,19 +77,19 @@ export async function serviceChecks(): Promise<CheckResult[]> {
         error instanceof AuthenticationError
           ? 'refused with 401: check BILLING_API_KEY (a sandbox key on a live URL, or the reverse?)'
           : 'refused with 403: the key is known but may not read the catalog (check its permissions)';
-      keyCheck = key ? fail('api key', refused) : keyMissing;
+      keyCheck = key ? failedCheck('api key', refused) : keyMissing;
     } else if (error instanceof APIError) {
       const hint = error.status === 404 ? ' (BILLING_BASE_URL is the API root, ending in /api/)' : '';
       return [
         key ? skip('api key', `not checked: the service answered ${error.status}`) : keyMissing,
-        fail('base url', `${where} answered ${error.status}${hint}`),
+        failedCheck('base url', `${where} answered ${error.status}${hint}`),
         clockCheck(error.headers.date, sent, Date.now()),
       ];
     } else {
       const what = error instanceof APIConnectionError ? messageOf(error) : `unexpected: ${messageOf(error)}`;
       return [
         key ? skip('api key', 'not checked: no answer') : keyMissing,
-        fail('base url', `no answer from ${where}: ${what}`),
+        failedCheck('base url', `no answer from ${where}: ${what}`),
         skip('clock', 'not checked: no answer'),
       ];
     }

@@ -1,6 +1,6 @@
 import { deadLetters, keepsDeadLetters } from '../tracker/dead-letters.js';
 import type { SpoolFlags } from './args.js';
-import { type CheckResult, fail, pass, skip } from './check.js';
+import { type CheckResult, failedCheck, pass, skip } from './check.js';
 import { CliFailure, messageOf } from './fail.js';
 import { withOpenSpool } from './open-spool.js';
 import { duration } from './progress.js';
@@ -25,7 +25,7 @@ async function deadLetterCheck(target: SpoolTarget): Promise<CheckResult> {
     throw error;
   }
   if (count === 0) return pass('dead letters', 'none');
-  return fail(
+  return failedCheck(
     'dead letters',
     `${count} events the service refused for good, not charged: see them with billing-sdk dead-letters list (same spool flags), replay them once the cause is fixed`,
   );
@@ -41,14 +41,14 @@ export async function spoolChecks(flags: SpoolFlags): Promise<CheckResult[]> {
     target = await openTarget(flags, { connections: 2 });
   } catch (error) {
     if (!(error instanceof CliFailure)) throw error;
-    return [fail('spool', error.message), skip('backlog', 'not checked: no spool')];
+    return [failedCheck('spool', error.message), skip('backlog', 'not checked: no spool')];
   }
   try {
     const backlog = await target.backlog();
     if (!backlog.present) {
       return [
         pass('spool', `${target.label} reachable`),
-        fail(
+        failedCheck(
           'backlog',
           `no ${flags.kind === 'redis' ? 'stream' : flags.kind === 'file' ? 'spool log' : 'table'} there yet: check the flags against the app's spool (a tracker or relay makes it when it first opens the spool)`,
         ),
@@ -62,14 +62,14 @@ export async function spoolChecks(flags: SpoolFlags): Promise<CheckResult[]> {
       const text = `${backlog.waiting} events waiting${backlog.waiting && oldest !== undefined ? `, the oldest for ${duration(oldest)}` : ''}`;
       checks.push(
         oldest !== undefined && oldest > STALE_MS
-          ? fail('backlog', `${text}: is a relay running, and does the service answer it?`)
+          ? failedCheck('backlog', `${text}: is a relay running, and does the service answer it?`)
           : pass('backlog', text),
       );
     }
     checks.push(await deadLetterCheck(target));
     return checks;
   } catch (error) {
-    return [fail('spool', `${target.label}: ${messageOf(error)}`), skip('backlog', 'not checked')];
+    return [failedCheck('spool', `${target.label}: ${messageOf(error)}`), skip('backlog', 'not checked')];
   } finally {
     await target.close().catch(() => undefined);
   }

@@ -1,4 +1,4 @@
-import type { TrackerStats } from '../tracker/ledger.js';
+import type { TrackerStats } from '../tracker/event-book.js';
 
 /** One report of a relay: what `--json` prints per line, and the terminal's status line says. */
 export interface RelayReport {

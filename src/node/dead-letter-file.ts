@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { SpoolError } from '../core/errors/index.js';
 import { letterMeta, parseLetter } from '../tracker/dead-letter-record.js';
 import type { DeadLetter } from '../tracker/spool.js';
-import { type DeadLetterSteps, deadLetterSteps, type SpoolCore } from '../tracker/spool-core.js';
+import type { DeadLetterStorage } from '../tracker/spool-core.js';
 import { createSynced, syncDir, writeAll } from './fs.js';
 import { decodeLines, isLetterRecord, letterLine } from './record-format.js';
 
@@ -140,7 +140,7 @@ export class DeadLetterFile {
   }
 }
 
-/** What {@link fileDeadLetters} uses of the file spool's log. */
+/** What {@link deadLetterStorage} uses of the file spool's log. */
 export interface LetterLog {
   /** A live entry's event as the log holds it (JSON); `undefined` when it is not live. */
   jsonOf(id: string): string | undefined;
@@ -151,13 +151,13 @@ export interface LetterLog {
 }
 
 /**
- * The file spool's dead-letter steps over `letters` and its `log`. Every step keeps an event in the
- * log or in the letters, or briefly in both (sent again under its key, counted once), never in
- * neither: the copy being made is durable before the original is removed.
+ * The storage steps of a `fileSpool`'s dead letters, in `letters` beside its `log`. Every step keeps
+ * an event in the log or in the letters, or briefly in both (sent again under its key, counted
+ * once), never in neither: the copy being made is durable before the original is removed.
  */
-export function fileDeadLetters(core: SpoolCore, letters: DeadLetterFile, log: LetterLog): DeadLetterSteps {
+export function deadLetterStorage(letters: DeadLetterFile, log: LetterLog): DeadLetterStorage {
   const isId = (id: string) => /^[1-9]\d*$/.test(id);
-  return deadLetterSteps(core, {
+  return {
     isEntryId: isId,
     isLetterId: isId,
     // The letter durable first, then its entry acknowledged in the log (see DeadLetterFile).
@@ -185,5 +185,5 @@ export function fileDeadLetters(core: SpoolCore, letters: DeadLetterFile, log: L
       if (dropped.length) await letters.remove(dropped);
       return dropped;
     },
-  });
+  };
 }

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { SpoolError } from '../core/errors/index.js';
 import { check, checkOptions, integer, required, text } from '../internal/checks.js';
 import type { DeadLetter, DeadLetterEntry, Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
-import { type DeadLetterSteps, SpoolCore } from '../tracker/spool-core.js';
+import { type DeadLetterSteps, deadLetterSteps, SpoolCore } from '../tracker/spool-core.js';
 import { checkStorable } from '../tracker/storable-event.js';
-import { DeadLetterFile, fileDeadLetters } from './dead-letter-file.js';
+import { DeadLetterFile, deadLetterStorage } from './dead-letter-file.js';
 import { type FileLock, releaseLock, takeLock } from './file-lock.js';
 import { ignoreMissing, syncDir } from './fs.js';
 import { COMPACT, LogWriter } from './log-writer.js';
@@ -117,11 +117,14 @@ class FileSpool implements Spool {
       },
     });
     this.#letters = new DeadLetterFile(dir);
-    this.#deadLetters = fileDeadLetters(this.#core, this.#letters, {
-      jsonOf: (id) => this.#live.get(id)?.json,
-      appendJson: (jsons) => this.#appendJson(jsons),
-      ack: (ids) => this.ack(ids),
-    });
+    this.#deadLetters = deadLetterSteps(
+      this.#core,
+      deadLetterStorage(this.#letters, {
+        jsonOf: (id) => this.#live.get(id)?.json,
+        appendJson: (jsons) => this.#appendJson(jsons),
+        ack: (ids) => this.ack(ids),
+      }),
+    );
   }
 
   async deadLetter(entries: readonly DeadLetterEntry[]): Promise<void> {

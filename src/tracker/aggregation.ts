@@ -2,7 +2,7 @@ import { SpoolError } from '../core/errors/index.js';
 import type { UsageWriteParams } from '../resources/usage.js';
 import type { Clock } from '../util/clock.js';
 import { trackerBackoff } from './backoff.js';
-import type { HandedEntry, Ledger, LedgerEntry, Settlement } from './ledger.js';
+import type { BookEntry, EventBook, HandedEntry, Outcome } from './event-book.js';
 import type { Spool, SpooledEvent } from './spool.js';
 import type { Stop } from './stop.js';
 import { createSumWindows, type SumWindows } from './sum-windows.js';
@@ -13,7 +13,7 @@ export interface AggregationOptions {
   windowMs: number;
   clock: Clock;
   spool: Spool;
-  ledger: Ledger;
+  book: EventBook;
   work: Work;
   /** Aborted when close gives up: replacements under way stop, their members stay in the spool. */
   signal: Stop;
@@ -23,7 +23,7 @@ export interface AggregationOptions {
   /** An aggregate is in the spool, ready to be taken and sent. */
   wake(): void;
   /** An entry left the spool without being sent here. */
-  settle(entry: LedgerEntry, as: Settlement): void;
+  finish(entry: BookEntry, as: Outcome): void;
 }
 
 /**
@@ -126,13 +126,13 @@ export class Aggregation {
    * aggregate is in the spool and will be sent).
    */
   async #replace(members: HandedEntry[], aggregate: SpooledEvent): Promise<void> {
-    const { spool, ledger, signal, report, clock } = this.#options;
+    const { spool, book, signal, report, clock } = this.#options;
     const ids = members.map((m) => m.id);
     await this.#options.work.run(async () => {
       for (let attempt = 1; ; attempt++) {
         let failure: unknown;
         try {
-          ledger.replaced(members, await spool.replace(ids, aggregate), aggregate);
+          book.replaced(members, await spool.replace(ids, aggregate), aggregate);
           this.#options.wake();
           return;
         } catch (error) {
@@ -154,7 +154,7 @@ export class Aggregation {
 
   /** After a conflict: sends the members still pending one by one; false when that is not known. */
   async #unpicked(members: HandedEntry[]): Promise<boolean> {
-    const { spool, report, enqueue, settle } = this.#options;
+    const { spool, report, enqueue, finish } = this.#options;
     let pending: Set<string>;
     try {
       pending = new Set(await spool.pending(members.map((m) => m.id)));
@@ -165,7 +165,7 @@ export class Aggregation {
     const left: HandedEntry[] = [];
     for (const member of members) {
       if (pending.has(member.id)) left.push(member);
-      else settle(member, 'elsewhere');
+      else finish(member, 'elsewhere');
     }
     enqueue(left);
     return true;

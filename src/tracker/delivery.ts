@@ -8,7 +8,7 @@ import type { Aggregation } from './aggregation.js';
 import { trackerBackoff } from './backoff.js';
 import { batcher } from './batcher.js';
 import { causeOf } from './dead-letters.js';
-import type { HandedEntry, Ledger, LedgerEntry, Settlement } from './ledger.js';
+import type { BookEntry, EventBook, HandedEntry, Outcome } from './event-book.js';
 import type { DeadLetterReason, UsageTrackerOptions } from './options.js';
 import { concernsService, isWorthResending } from './send-failure.js';
 import type { Spool, SpoolEntry } from './spool.js';
@@ -24,7 +24,7 @@ const IDLE_POLL_MS = 1000;
 export interface DeliveryOptions {
   billing: BillingClient;
   spool: Spool;
-  ledger: Ledger;
+  book: EventBook;
   work: Work;
   clock: Clock;
   /** Requests under way at once (one while probing after a failure of the whole service). */
@@ -35,11 +35,11 @@ export interface DeliveryOptions {
   signal: Stop;
   aggregation: Aggregation | undefined;
   onDeadLetter: UsageTrackerOptions['onDeadLetter'];
-  report(error: unknown, event?: LedgerEntry['event']): void;
+  report(error: unknown, event?: BookEntry['event']): void;
   /** Publishes a step on `billing-sdk:tracker`. */
   tell(event: TrackerEvent['event']): void;
   /** An entry left the spool: counted, and whatever waited on it woken. */
-  settle(entry: LedgerEntry, as: Settlement): void;
+  finish(entry: BookEntry, as: Outcome): void;
 }
 
 /**
@@ -131,7 +131,7 @@ export class Delivery {
   /**
    * Resolves once a take that started after this call handed everything the spool had for this
    * process (fewer entries than asked): rows of transactions committed before it are known to the
-   * ledger then, unless another instance took them. Waits through failed takes; never resolves once
+   * book then, unless another instance took them. Waits through failed takes; never resolves once
    * close gave up (the caller races it with that).
    */
   nextTake(): Promise<void> {
@@ -165,7 +165,7 @@ export class Delivery {
   }
 
   async #take(): Promise<void> {
-    const { spool, work, clock, signal, report, ledger } = this.#o;
+    const { spool, work, clock, signal, report, book } = this.#o;
     this.#taking = true;
     this.#dirty = false;
     this.#stopIdling();
@@ -195,7 +195,7 @@ export class Delivery {
     // A flush (or close) waits for these too: their windows must not make it wait out windowMs.
     this.#o.aggregation?.taken();
     if (entries.length < TAKE_BATCH) {
-      ledger.leftoversHanded();
+      book.leftoversHanded();
       this.#leftoversHanded();
     }
     work.end();
@@ -205,7 +205,7 @@ export class Delivery {
 
   /** An entry handed by the spool: ours (tracked here), or one a previous run or another instance left. */
   #hand(entry: SpoolEntry): void {
-    const known = this.#o.ledger.handed(entry, this.#o.clock.now());
+    const known = this.#o.book.handed(entry, this.#o.clock.now());
     if (known && !this.#o.aggregation?.offer(known)) this.#ready.push(known);
   }
 
@@ -216,20 +216,20 @@ export class Delivery {
     this.#idleTimer = unref(
       setTimeout(() => {
         this.#idleTimer = undefined;
-        void this.#settledElsewhere().then(() => this.#pump());
+        void this.#finishedElsewhere().then(() => this.#pump());
       }, IDLE_POLL_MS),
     );
   }
 
-  /** Events tracked here but handed to another instance (a shared spool): settled once it acknowledged them. */
-  async #settledElsewhere(): Promise<void> {
-    const { ledger, spool, signal, work, settle, report } = this.#o;
-    const theirs = ledger.notHanded();
+  /** Events tracked here but handed to another instance (a shared spool): finished once it acknowledged them. */
+  async #finishedElsewhere(): Promise<void> {
+    const { book, spool, signal, work, finish, report } = this.#o;
+    const theirs = book.notHanded();
     if (!theirs.length || signal.aborted) return;
     work.begin();
     try {
       const pending = new Set(await spool.pending(theirs.map((e) => e.id)));
-      for (const entry of theirs) if (!pending.has(entry.id) && !entry.handed) settle(entry, 'elsewhere');
+      for (const entry of theirs) if (!pending.has(entry.id) && !entry.handed) finish(entry, 'elsewhere');
     } catch (error) {
       report(error);
     } finally {
@@ -238,10 +238,10 @@ export class Delivery {
   }
 
   async #send(entry: HandedEntry): Promise<void> {
-    const { billing, ledger, work, signal } = this.#o;
+    const { billing, book, work, signal } = this.#o;
     this.#active++;
     work.begin();
-    ledger.setSending(entry, true);
+    book.setSending(entry, true);
     const sentIn = this.#generation;
     const attempts = this.#attempts.get(entry.id) ?? { n: 0, failed: 0, first: this.#o.clock.now() };
     attempts.n++;
@@ -254,7 +254,7 @@ export class Delivery {
       } catch (error) {
         if (signal.aborted) {
           this.#attempts.delete(entry.id);
-          ledger.setSending(entry, false); // close gave up on it: it stays in the spool
+          book.setSending(entry, false); // close gave up on it: it stays in the spool
           return;
         }
         if (isWorthResending(error)) {
@@ -266,7 +266,7 @@ export class Delivery {
       }
       if (!reason || reason.type === 'refused' || !isWorthResending(reason.error)) this.#answered();
       if (reason && !(await this.#deadLetter(entry, reason))) {
-        ledger.setSending(entry, false);
+        book.setSending(entry, false);
         return;
       }
       this.#attempts.delete(entry.id);
@@ -279,7 +279,7 @@ export class Delivery {
         // under the same key, and dead-lettered again.
         report(this.#o, error, entry);
       }
-      this.#o.settle(entry, reason ? 'deadLettered' : 'recorded');
+      this.#o.finish(entry, reason ? 'deadLettered' : 'recorded');
     } finally {
       this.#active--;
       work.end();
@@ -307,14 +307,14 @@ export class Delivery {
     attempts: Attempts,
     sentIn: number,
   ): DeadLetterReason | undefined {
-    const { ledger, tell } = this.#o;
+    const { book, tell } = this.#o;
     const wholeService = concernsService(error);
     if (!wholeService && ++attempts.failed >= this.#o.maxAttempts) {
       return { type: 'error', error: asBillingError(error) };
     }
-    ledger.retried();
+    book.retried();
     report(this.#o, error, entry);
-    ledger.setSending(entry, false);
+    book.setSending(entry, false);
     tell('retry');
     // Sends that were already under way when a pause began do not lengthen it.
     const fresh = sentIn === this.#generation;
@@ -356,7 +356,7 @@ export class Delivery {
   }
 
   /** Moves the entry into the spool's dead-letter store (instead of acknowledging it), with why and when. */
-  #keep(entry: LedgerEntry, reason: DeadLetterReason, attempts: { n: number; first: number }): Promise<void> {
+  #keep(entry: BookEntry, reason: DeadLetterReason, attempts: { n: number; first: number }): Promise<void> {
     const { spool, work, clock } = this.#o;
     const letter = {
       id: entry.id,
@@ -411,6 +411,6 @@ function asBillingError(error: unknown): BillingError {
 }
 
 /** Tells `onError` a failure concerning `entry`'s event. */
-function report(options: DeliveryOptions, error: unknown, entry: LedgerEntry): void {
+function report(options: DeliveryOptions, error: unknown, entry: BookEntry): void {
   options.report(error, entry.event);
 }

@@ -12,7 +12,7 @@ import { Aggregation } from './aggregation.js';
 import { appendFailure } from './append-failure.js';
 import { Backpressure } from './backpressure.js';
 import { Delivery } from './delivery.js';
-import { Ledger, type LedgerEntry, type Settlement, type TrackerStats } from './ledger.js';
+import { type BookEntry, EventBook, type Outcome, type TrackerStats } from './event-book.js';
 import {
   type ResolvedTrackerOptions,
   resolveTrackerOptions,
@@ -108,7 +108,7 @@ function closedError(): UsageTrackerError {
 
 /**
  * The tracker's lifecycle (open, running, closing, closed) and its three calls, over its parts:
- * the {@link Ledger} (what the spool holds for it), {@link Backpressure}, {@link Delivery} and,
+ * the {@link EventBook} (what the spool holds for it), {@link Backpressure}, {@link Delivery} and,
  * when asked for, {@link Aggregation}.
  */
 class Tracker {
@@ -118,7 +118,7 @@ class Tracker {
   /** Aborted when close gives up: sends and waits end, nothing new starts. */
   readonly #stop = new Stop();
   /** Resolves `false` once close gave up. */
-  readonly #ledger = new Ledger();
+  readonly #book = new EventBook();
   readonly #work = new Work();
   readonly #backpressure: Backpressure;
   readonly #aggregation: Aggregation | undefined;
@@ -144,16 +144,16 @@ class Tracker {
     this.#clock = clock;
     this.#report = (error, event) => void safely(onError && (() => onError(error, event)));
     const signal = this.#stop;
-    this.#backpressure = new Backpressure(maxQueued, onFull, () => this.#ledger.known);
-    const shared = { spool, clock, signal, ledger: this.#ledger, work: this.#work, report: this.#report };
-    const settle = (entry: LedgerEntry, as: Settlement) => this.#settle(entry, as);
+    this.#backpressure = new Backpressure(maxQueued, onFull, () => this.#book.known);
+    const shared = { spool, clock, signal, book: this.#book, work: this.#work, report: this.#report };
+    const finish = (entry: BookEntry, as: Outcome) => this.#finish(entry, as);
     this.#aggregation =
       windowMs === undefined
         ? undefined
         : new Aggregation({
             ...shared,
             windowMs,
-            settle,
+            finish,
             enqueue: (entries) => this.#delivery.enqueue(entries),
             wake: () => this.#delivery.wake(),
           });
@@ -164,7 +164,7 @@ class Tracker {
       maxAttempts: options.maxAttempts,
       aggregation: this.#aggregation,
       onDeadLetter,
-      settle,
+      finish,
       tell: (event) => this.#tell(event),
     });
     // Opened now, so what the spool holds is sent without waiting for a track; a failure goes to
@@ -243,8 +243,8 @@ class Tracker {
       id = (await appended)[0] as string;
       // A writer's events are the relay's: nothing of them is counted or sent here.
       if (!this.#relay) return { tracked: { event_key }, done: Promise.resolve() };
-      // The spool keeps the event; the ledger only with aggregation, which needs its key until handed.
-      this.#ledger.appended(id, this.#aggregation ? spooled : undefined, since);
+      // The spool keeps the event; the book only with aggregation, which needs its key until handed.
+      this.#book.appended(id, this.#aggregation ? spooled : undefined, since);
     } catch (error) {
       this.#aggregation?.forget(event_key);
       throw appendFailure(error, event_key);
@@ -264,12 +264,12 @@ class Tracker {
    * this one's (the loop starts the next send where the last one ended).
    */
   async #sent(id: string): Promise<void> {
-    await this.#stop.race(this.#ledger.settled([id]));
+    await this.#stop.race(this.#book.finished([id]));
     await this.#stop.race(this.#work.quiet());
   }
 
   /**
-   * `track` through the caller's transaction: one `appendIn`, nothing in the ledger (the
+   * `track` through the caller's transaction: one `appendIn`, nothing in the book (the
    * transaction may still roll back), no backpressure (nothing is held here). It never waits for
    * the spool's open: that may need a connection the caller's own transactions hold, which would
    * wait for this call. After the commit the delivery loop takes the entry like one another
@@ -305,17 +305,17 @@ class Tracker {
         }
         await this.#delivery.drained;
         await Promise.allSettled([...this.#appending]);
-        // Rows of transactions that committed since are in no ledger yet: one take finds them.
+        // Rows of transactions that committed since are in no book yet: one take finds them.
         if (this.#transactional) await this.#delivery.nextTake();
         this.#aggregation?.formAll();
-        await this.#ledger.settledAll();
+        await this.#book.finishedAll();
         return true;
       })();
       // A flush still waiting when close gives up would wait for ever: it fails instead, typed.
       if (!(await this.#stop.race(sent))) {
         throw new UsageTrackerError(
           'closed',
-          `usageTracker.flush: the tracker was closed with ${this.#ledger.outstanding} events unsent`,
+          `usageTracker.flush: the tracker was closed with ${this.#book.outstanding} events unsent`,
         );
       }
     } finally {
@@ -341,7 +341,7 @@ class Tracker {
   }
 
   stats(): TrackerStats {
-    return this.#ledger.stats(this.#clock.now());
+    return this.#book.stats(this.#clock.now());
   }
 
   /**
@@ -369,7 +369,7 @@ class Tracker {
     await this.#spool.open();
     if (!this.#relay || typeof this.#spool.size !== 'function') return;
     try {
-      this.#ledger.leftoversFound(await this.#spool.size(), this.#clock.now());
+      this.#book.leftoversFound(await this.#spool.size(), this.#clock.now());
     } catch (error) {
       this.#report(error); // counted as they are taken instead
     }
@@ -404,7 +404,7 @@ class Tracker {
     this.#unwatch?.();
     await this.#work.quiet();
     this.#phase = 'closed';
-    const unsent = this.#ledger.outstanding;
+    const unsent = this.#book.outstanding;
     try {
       await this.#spool.close();
     } catch (error) {
@@ -413,9 +413,9 @@ class Tracker {
     return { unsent };
   }
 
-  /** The entry left the spool: counted by the ledger, told, and room made for a waiting track. */
-  #settle(entry: LedgerEntry, as: Settlement): void {
-    this.#ledger.settle(entry, as);
+  /** The entry left the spool: counted by the book, told, and room made for a waiting track. */
+  #finish(entry: BookEntry, as: Outcome): void {
+    this.#book.finish(entry, as);
     // When another instance sent it, it was never handed here.
     if (entry.event) this.#aggregation?.forget(entry.event.event_key);
     if (as === 'recorded') this.#tell('sent');
@@ -427,7 +427,7 @@ class Tracker {
   #tell(event: TrackerEvent['event']): void {
     publish(
       trackerChannel,
-      (): TrackerEvent => ({ event, queued: this.#ledger.queued, inFlight: this.#ledger.inFlight }),
+      (): TrackerEvent => ({ event, queued: this.#book.queued, inFlight: this.#book.inFlight }),
     );
   }
 }

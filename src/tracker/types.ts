@@ -1,10 +1,10 @@
 import type { UsageWriteParams } from '../resources/usage.js';
-import type { TrackerStats } from './ledger.js';
+import type { TrackerStats } from './event-book.js';
 
 // The tracker's public shape apart from its machinery (tracker.ts): what users hold and pass, and
 // what gate/ depends on, without pulling in the sender itself.
 
-export type { TrackerStats } from './ledger.js';
+export type { TrackerStats } from './event-book.js';
 
 /** Options of {@link UsageTracker.close}. */
 export interface TrackerCloseOptions {

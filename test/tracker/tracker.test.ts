@@ -376,10 +376,18 @@ describe('dead letters', () => {
     const stored = new Promise<void>((r) => {
       release = r;
     });
-    const made = tracker({ spool, onDeadLetter: () => stored });
+    let handed = false;
+    const made = tracker({
+      spool,
+      onDeadLetter: () => {
+        handed = true;
+        return stored;
+      },
+    });
     await made.track({ ...PREPAID, quantity: 1 });
-    await until(() => mock.server.requests.count({ path: EVENTS }) === 1);
-    await new Promise((r) => setTimeout(r, 20));
+    // The tracker has handed the event over and is waiting on the store: the ack can only follow it.
+    await until(() => handed);
+    expect(mock.server.requests.count({ path: EVENTS })).toBe(1);
     expect(spool.calls.ack).toBe(0);
     expect(made.stats()).toMatchObject({ inFlight: 1, deadLettered: 0 });
     release();
@@ -482,7 +490,9 @@ describe('an outage', () => {
     await until(() => clock.sleeping() > 0);
     expect(clock.waits).toEqual([90_000]);
     clock.advance(89_000);
-    await new Promise((r) => setTimeout(r, 20));
+    // Still in its one wait, and no other: nothing can send before that wait ends.
+    expect(clock.sleeping()).toBe(1);
+    expect(clock.waits).toEqual([90_000]);
     expect(mock.server.requests.count({ path: EVENTS })).toBe(1);
     clock.advance(1_000);
     await made.flush();
@@ -515,8 +525,9 @@ describe('backpressure', () => {
         .track({ ...METER, quantity: 1, event_key: `k${i}` })
         .then(({ event_key }) => order.push(event_key)),
     );
-    await until(() => clock.sleeping() > 0);
-    await new Promise((r) => setTimeout(r, 20));
+    // Every send has failed and the tracker sleeps on the test clock: no room can open until it is
+    // advanced, so the waiting tracks have nothing left to wait for but that.
+    await until(() => clock.sleeping() > 0 && made.stats().inFlight === 0);
     expect(order).toEqual([]);
     expect(made.stats().queued + made.stats().inFlight).toBe(5);
     mock.server.faults.clear();

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Ledger, type LedgerEntry } from '../../src/tracker/ledger.js';
+import { type BookEntry, EventBook } from '../../src/tracker/event-book.js';
 import type { SpooledEvent } from '../../src/tracker/spool.js';
 import { METER } from './support.js';
 
-// The ledger alone, no spool: random sequences of what the tracker tells it (appends, takes, sends,
+// The book alone, no spool: random sequences of what the tracker tells it (appends, takes, sends,
 // retries, acknowledgements, dead letters, replacements by an aggregate, entries sent elsewhere),
 // against a tiny model of what the spool holds for this process. After every step:
 // queued + inFlight = the weight of what the spool holds, and every counter is the model's.
@@ -14,10 +14,10 @@ interface Held {
   id: string;
   weight: number;
   since: number;
-  /** Whether the ledger knows its id: appended here, or handed (a leftover is not, until handed). */
+  /** Whether the book knows its id: appended here, or handed (a leftover is not, until handed). */
   known: boolean;
-  /** The ledger's entry, once a step gave it out. */
-  entry?: LedgerEntry | undefined;
+  /** The book's entry, once a step gave it out. */
+  entry?: BookEntry | undefined;
   handed: boolean;
   sending: boolean;
 }
@@ -49,9 +49,9 @@ const opArb: fc.Arbitrary<Op> = fc.record({
 
 const event = (key: string, quantity = 1): SpooledEvent => ({ ...METER, quantity, event_key: key });
 
-/** A model spool and the ledger under test, driven together. */
+/** A model spool and the book under test, driven together. */
 class Run {
-  readonly ledger = new Ledger();
+  readonly book = new EventBook();
   /** What the spool holds for this process, in the order a take hands it (leftovers first). */
   readonly held: Held[] = [];
   readonly flushes: { ids: Set<string>; done: boolean }[] = [];
@@ -77,7 +77,7 @@ class Run {
       });
     }
     this.total = leftovers;
-    this.ledger.leftoversFound(leftovers, this.now);
+    this.book.leftoversFound(leftovers, this.now);
   }
 
   unknownLeftovers(): Held[] {
@@ -97,7 +97,7 @@ class Run {
 
   /** A take hands `held` (known, or the next leftover). */
   hand(held: Held, eventOf: SpooledEvent): void {
-    const entry = this.ledger.handed({ id: held.id, event: eventOf }, this.now);
+    const entry = this.book.handed({ id: held.id, event: eventOf }, this.now);
     expect(entry).toBeDefined();
     held.known = true;
     held.entry = entry;
@@ -106,12 +106,12 @@ class Run {
 
   step({ op, pick, size }: Op): void {
     this.now += 7;
-    const { ledger } = this;
+    const { book } = this;
     switch (op) {
       case 'append': {
         const id = `a${this.next++}`;
         this.total++;
-        ledger.appended(id, event(id), this.now);
+        book.appended(id, event(id), this.now);
         this.held.push({ id, weight: 1, since: this.now, known: true, handed: false, sending: false });
         return;
       }
@@ -125,7 +125,7 @@ class Run {
         const held: Held = { id, weight: 1, since: trackedAt, known: false, handed: false, sending: false };
         this.held.push(held);
         this.hand(held, event(id));
-        ledger.appended(id, event(id), trackedAt);
+        book.appended(id, event(id), trackedAt);
         return;
       }
       case 'take': {
@@ -136,7 +136,7 @@ class Run {
       }
       case 'takeAgain': {
         const held = this.choose(pick, (h) => h.handed);
-        if (held) expect(ledger.handed({ id: held.id, event: event(held.id) }, this.now)).toBeUndefined();
+        if (held) expect(book.handed({ id: held.id, event: event(held.id) }, this.now)).toBeUndefined();
         return;
       }
       case 'send':
@@ -150,7 +150,7 @@ class Run {
         // Appended here, handed to another instance, acknowledged there.
         const held = this.choose(pick, (h) => !h.handed);
         if (!held) return;
-        ledger.settle(this.entryOf(held), 'elsewhere');
+        book.finish(this.entryOf(held), 'elsewhere');
         this.elsewhere += held.weight;
         this.remove(held);
         return;
@@ -161,23 +161,23 @@ class Run {
         return;
       case 'drained':
         // A take handed fewer than asked: every leftover has been handed by then.
-        if (!this.unknownLeftovers().length) ledger.leftoversHanded();
+        if (!this.unknownLeftovers().length) book.leftoversHanded();
         return;
       case 'sendAll':
         // A burst: everything held is taken, sent and recorded (flushes waiting can then end).
         for (const held of [...this.held]) {
           if (!held.handed) this.hand(held, event(held.id));
-          if (!held.sending) this.ledger.setSending(this.entryOf(held), true);
+          if (!held.sending) this.book.setSending(this.entryOf(held), true);
           held.sending = true;
           this.sendStep('record', this.held.filter((h) => h.sending).indexOf(held));
         }
-        if (!this.unknownLeftovers().length) ledger.leftoversHanded();
+        if (!this.unknownLeftovers().length) book.leftoversHanded();
         return;
       case 'flush': {
         const ids = new Set(this.held.filter((h) => h.known).map((h) => h.id));
         const flush = { ids, done: false };
         this.flushes.push(flush);
-        void ledger.settledAll().then(() => {
+        void book.finishedAll().then(() => {
           flush.done = true;
         });
         return;
@@ -185,19 +185,19 @@ class Run {
     }
   }
 
-  /** The ledger's entry for `held`: given out by a take, or (appended, never handed) by `notHanded`. */
-  entryOf(held: Held): LedgerEntry {
-    held.entry ??= this.ledger.notHanded().find((e) => e.id === held.id);
+  /** The book's entry for `held`: given out by a take, or (appended, never handed) by `notHanded`. */
+  entryOf(held: Held): BookEntry {
+    held.entry ??= this.book.notHanded().find((e) => e.id === held.id);
     expect(held.entry).toBeDefined();
     return held.entry!;
   }
 
   sendStep(op: 'send' | 'retry' | 'abort' | 'record' | 'deadLetter', pick: number): void {
-    const { ledger } = this;
+    const { book } = this;
     if (op === 'send') {
       const held = this.choose(pick, (h) => h.handed && !h.sending);
       if (!held) return;
-      ledger.setSending(this.entryOf(held), true);
+      book.setSending(this.entryOf(held), true);
       held.sending = true;
       return;
     }
@@ -206,14 +206,14 @@ class Run {
     const entry = this.entryOf(held);
     if (op === 'retry' || op === 'abort') {
       if (op === 'retry') {
-        ledger.retried();
+        book.retried();
         this.retries++;
       }
-      ledger.setSending(entry, false);
+      book.setSending(entry, false);
       held.sending = false;
       return;
     }
-    ledger.settle(entry, op === 'record' ? 'recorded' : 'deadLettered');
+    book.finish(entry, op === 'record' ? 'recorded' : 'deadLettered');
     if (op === 'record') this.recorded += held.weight;
     else this.deadLettered += held.weight;
     this.remove(held);
@@ -244,7 +244,7 @@ class Run {
     } else {
       this.held.push(held);
     }
-    held.entry = this.ledger.replaced(
+    held.entry = this.book.replaced(
       members.map((m) => this.entryOf(m)),
       id,
       aggregate,
@@ -260,15 +260,15 @@ class Run {
 
   /** The invariants, after every step. */
   check(): void {
-    const { ledger } = this;
+    const { book } = this;
     const weight = this.held.reduce((sum, h) => sum + h.weight, 0);
     const inFlight = this.held.filter((h) => h.sending).reduce((sum, h) => sum + h.weight, 0);
-    // The invariant: what the ledger counts is what the spool holds for this process.
-    expect(ledger.queued + ledger.inFlight).toBe(weight);
-    expect(ledger.outstanding).toBe(weight);
+    // The invariant: what the book counts is what the spool holds for this process.
+    expect(book.queued + book.inFlight).toBe(weight);
+    expect(book.outstanding).toBe(weight);
     // What maxQueued bounds: the entries known here, leftovers not taken yet left out.
-    expect(ledger.known).toBe(weight - this.unknownLeftovers().length);
-    const stats = ledger.stats(this.now);
+    expect(book.known).toBe(weight - this.unknownLeftovers().length);
+    const stats = book.stats(this.now);
     let oldest = Number.POSITIVE_INFINITY;
     for (const h of this.held) oldest = Math.min(oldest, h.since);
     expect(stats).toEqual({
@@ -291,7 +291,7 @@ class Run {
   }
 }
 
-describe('Ledger: queued + inFlight = what the spool holds for this process', () => {
+describe('EventBook: queued + inFlight = what the spool holds for this process', () => {
   it('property: after any sequence of steps, the counters are the model’s', async () => {
     await fc.assert(
       fc.asyncProperty(fc.nat({ max: 20 }), fc.array(opArb, { maxLength: 120 }), async (leftovers, ops) => {
@@ -310,27 +310,27 @@ describe('Ledger: queued + inFlight = what the spool holds for this process', ()
   });
 
   it('leftovers are counted before they are taken, and handing them moves them, not adds them', () => {
-    const ledger = new Ledger();
-    ledger.leftoversFound(3, 100);
-    expect(ledger.stats(150)).toMatchObject({ queued: 3, inFlight: 0, oldestQueuedMs: 50 });
-    const entry = ledger.handed({ id: '1', event: event('left') }, 160)!;
-    expect(ledger.queued).toBe(3);
-    ledger.setSending(entry, true);
-    expect(ledger.stats(170)).toMatchObject({ queued: 2, inFlight: 1 });
-    ledger.settle(entry, 'recorded');
-    expect(ledger.stats(170)).toMatchObject({ queued: 2, inFlight: 0, recorded: 1 });
-    ledger.leftoversHanded();
-    expect(ledger.stats(170)).toMatchObject({ queued: 0, oldestQueuedMs: 0 });
+    const book = new EventBook();
+    book.leftoversFound(3, 100);
+    expect(book.stats(150)).toMatchObject({ queued: 3, inFlight: 0, oldestQueuedMs: 50 });
+    const entry = book.handed({ id: '1', event: event('left') }, 160)!;
+    expect(book.queued).toBe(3);
+    book.setSending(entry, true);
+    expect(book.stats(170)).toMatchObject({ queued: 2, inFlight: 1 });
+    book.finish(entry, 'recorded');
+    expect(book.stats(170)).toMatchObject({ queued: 2, inFlight: 0, recorded: 1 });
+    book.leftoversHanded();
+    expect(book.stats(170)).toMatchObject({ queued: 0, oldestQueuedMs: 0 });
   });
 
-  it('an entry settled twice, or a send of one already gone, changes nothing', () => {
-    const ledger = new Ledger();
-    ledger.appended('1', event('k'), 0);
-    const entry = ledger.handed({ id: '1', event: event('k') }, 1)!;
-    ledger.settle(entry, 'recorded');
-    ledger.settle(entry, 'deadLettered');
-    ledger.setSending(entry, true);
-    expect(ledger.stats(2)).toEqual({
+  it('an entry finished twice, or a send of one already gone, changes nothing', () => {
+    const book = new EventBook();
+    book.appended('1', event('k'), 0);
+    const entry = book.handed({ id: '1', event: event('k') }, 1)!;
+    book.finish(entry, 'recorded');
+    book.finish(entry, 'deadLettered');
+    book.setSending(entry, true);
+    expect(book.stats(2)).toEqual({
       queued: 0,
       inFlight: 0,
       recorded: 1,

@@ -20,7 +20,7 @@ export interface TrackerStats {
 }
 
 /** An entry of the spool that the tracker knows and that is not acknowledged yet. */
-export interface LedgerEntry {
+export interface BookEntry {
   readonly id: string;
   /**
    * The event, once this process was handed it (the spool's copy). Before, `undefined` unless the
@@ -30,7 +30,7 @@ export interface LedgerEntry {
   /** Events it stands for: 1, or the members of an aggregate. */
   weight: number;
   /**
-   * When its (first) event was tracked: ms on the tracker's clock after the ledger's epoch (its
+   * When its (first) event was tracked: ms on the tracker's clock after the book's epoch (its
    * first entry's time). Small, so V8 keeps it in the entry (a small integer) instead of a number
    * object of its own: a queued event costs less heap.
    */
@@ -42,10 +42,10 @@ export interface LedgerEntry {
 }
 
 /** An entry this process was handed by the spool: its event is known. */
-export type HandedEntry = LedgerEntry & { event: SpooledEvent };
+export type HandedEntry = BookEntry & { event: SpooledEvent };
 
-/** How an entry left the ledger: acknowledged here as recorded or dead-lettered, or by another instance. */
-export type Settlement = 'recorded' | 'deadLettered' | 'elsewhere';
+/** How an entry left the book: acknowledged here as recorded or dead-lettered, or by another instance. */
+export type Outcome = 'recorded' | 'deadLettered' | 'elsewhere';
 
 interface Waiter {
   remaining: Set<string>;
@@ -57,10 +57,10 @@ interface Waiter {
  * `queued + inFlight` is the weight of the entries the spool holds for this process (those it knows,
  * plus the leftovers of a previous run it was told of and has not been handed yet), whatever
  * sequence of appends, takes, sends, retries, replacements and acknowledgements led there
- * (test/tracker/ledger.properties.test.ts). It does no I/O: the tracker tells it each step.
+ * (test/tracker/event-book.properties.test.ts). It does no I/O: the tracker tells it each step.
  */
-export class Ledger {
-  readonly #entries = new Map<string, LedgerEntry>();
+export class EventBook {
+  readonly #entries = new Map<string, BookEntry>();
   #queued = 0;
   #inFlight = 0;
   /** Entries a previous run left, not handed yet: counted, though their ids are not known. */
@@ -70,7 +70,7 @@ export class Ledger {
   #deadLettered = 0;
   #retries = 0;
   readonly #waiters = new Set<Waiter>();
-  /** What entries' `since` count from: the first time the ledger was told. */
+  /** What entries' `since` count from: the first time the book was told. */
   #epoch: number | undefined;
 
   /** `time` (the tracker's clock) as an entry's `since`. */
@@ -125,7 +125,7 @@ export class Ledger {
   }
 
   /**
-   * A take handed `entry` to this process: its ledger entry, to send, or `undefined` when it was
+   * A take handed `entry` to this process: its book entry, to send, or `undefined` when it was
    * handed already (a spool that hands an entry twice breaks its contract: it is sent once).
    */
   handed(entry: SpoolEntry, now: number): HandedEntry | undefined {
@@ -151,7 +151,7 @@ export class Ledger {
   }
 
   /** The entry's send starts (`true`), or ends without acknowledging it (`false`: it waits again). */
-  setSending(entry: LedgerEntry, sending: boolean): void {
+  setSending(entry: BookEntry, sending: boolean): void {
     if (entry.sending === sending || !this.#entries.has(entry.id)) return;
     entry.sending = sending;
     const delta = sending ? entry.weight : -entry.weight;
@@ -165,7 +165,7 @@ export class Ledger {
   }
 
   /** The entry left the spool (acknowledged here or elsewhere): counted, and flushes waiting on it woken. */
-  settle(entry: LedgerEntry, as: Settlement): void {
+  finish(entry: BookEntry, as: Outcome): void {
     if (this.#entries.get(entry.id) !== entry) return;
     this.#remove(entry);
     if (as === 'recorded') this.#recorded += entry.weight;
@@ -184,7 +184,7 @@ export class Ledger {
    * handed the aggregate already, as an entry unknown here: that entry takes the members' weight, so
    * no event is counted twice or lost.
    */
-  replaced(members: readonly LedgerEntry[], id: string, aggregate: SpooledEvent): LedgerEntry {
+  replaced(members: readonly BookEntry[], id: string, aggregate: SpooledEvent): BookEntry {
     const present = members.filter((m) => this.#entries.get(m.id) === m);
     const weight = present.reduce((sum, m) => sum + m.weight, 0);
     const since = Math.min(...present.map((m) => m.since));
@@ -206,20 +206,20 @@ export class Ledger {
   }
 
   /** Entries appended here that this process was not handed (a shared spool may hand them to another). */
-  notHanded(): LedgerEntry[] {
+  notHanded(): BookEntry[] {
     return [...this.#entries.values()].filter((e) => !e.handed);
   }
 
   /** Resolves once every entry known now has left (an aggregate standing for its members), at once if none. */
-  settledAll(): Promise<void> {
-    return this.settled(this.#entries.keys());
+  finishedAll(): Promise<void> {
+    return this.finished(this.#entries.keys());
   }
 
   /**
    * Resolves once the entries `ids` known now have left (an aggregate standing for its members), at
    * once if none is known: what a `waitUntil` is handed for one event.
    */
-  settled(ids: Iterable<string>): Promise<void> {
+  finished(ids: Iterable<string>): Promise<void> {
     const remaining = new Set([...ids].filter((id) => this.#entries.has(id)));
     if (!remaining.size) return Promise.resolve();
     return new Promise((resolve) => this.#waiters.add({ remaining, resolve }));
@@ -241,13 +241,13 @@ export class Ledger {
     };
   }
 
-  #add(entry: LedgerEntry): void {
+  #add(entry: BookEntry): void {
     this.#entries.set(entry.id, entry);
     if (entry.sending) this.#inFlight += entry.weight;
     else this.#queued += entry.weight;
   }
 
-  #remove(entry: LedgerEntry): void {
+  #remove(entry: BookEntry): void {
     this.#entries.delete(entry.id);
     if (entry.sending) this.#inFlight -= entry.weight;
     else this.#queued -= entry.weight;
