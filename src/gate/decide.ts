@@ -10,12 +10,14 @@ import {
 import { segment } from '../internal/checks.js';
 import type { DebitApproved } from '../schemas/usage.js';
 import { channel, publish } from '../util/diagnostics.js';
+import { safely } from '../util/safely.js';
 import { randomUUID } from '../util/uuid.js';
 import { problem, redirect } from './answer.js';
 import { RouteHold } from './hold.js';
+import { claimKey, type Idempotency, KeyClaim, type KeyRefusal, refuseKey } from './idempotency.js';
 import type { PaywallLinks } from './links.js';
 import { type CheckedNeeds, type NeedLookup, quantityOf } from './needs.js';
-import { headerOf, isNavigation } from './request.js';
+import { isNavigation } from './request.js';
 import type {
   GateAllowed,
   GateDecision,
@@ -47,7 +49,7 @@ const worse = (a: GateSource, b: GateSource): GateSource => (RANK[a] >= RANK[b] 
 
 /** What a refusal needs to be answered: who, why, which need, and what the service said. */
 interface Refusal<Req> {
-  reason: GateDenialReason;
+  reason: Exclude<GateDenialReason, KeyRefusal>;
   need?: GateNeed<Req> | undefined;
   remaining_balance?: number | undefined;
   retryAfterS?: number | undefined;
@@ -57,6 +59,10 @@ interface Refusal<Req> {
 export interface Decider<Req extends GateRequest> {
   options: GateOptions<Req>;
   links: PaywallLinks | undefined;
+  /** Where the requests' `Idempotency-Key`s are claimed (gate/idempotency.ts). */
+  keys: Idempotency<Req>;
+  /** Whether a key's claim is renewed while the request is served (an adapter marks it after). */
+  renewClaims: boolean;
 }
 
 /**
@@ -86,13 +92,20 @@ export async function decide<Req extends GateRequest>(
       source = 'fallback';
     }
   }
+  // The request's Idempotency-Key, claimed before any charge; none, no work (gate/idempotency.ts).
+  const claim = needs.credits.length ? await claimKey(gate.keys, request, account, needs) : undefined;
+  if (typeof claim === 'string') {
+    if (claim !== 'unavailable') return refuseKey(claim, account);
+    return deny(gate, request, account, { reason: 'unavailable' }, needs);
+  }
   let debit: DebitApproved | undefined;
   let hold: RouteHold | undefined;
   try {
     for (const [i, credits] of needs.credits.entries()) {
-      const outcome = await charge(gate, request, account, credits, i, needs.credits.length);
+      const outcome = await charge(gate, request, account, credits, claim?.eventKey(i, needs.credits.length));
       if ('reason' in outcome) {
         await hold?.close(false);
+        await claim?.failed().catch(() => {}); // else it lapses after its TTL
         return deny(gate, request, account, outcome, needs);
       }
       if (outcome instanceof RouteHold) hold = outcome;
@@ -102,12 +115,17 @@ export async function decide<Req extends GateRequest>(
   } catch (error) {
     // A later need failed for good: what was reserved goes back (what was debited cannot).
     await hold?.close(false).catch(() => {});
+    await claim?.failed().catch(() => {});
     throw error;
   }
   tell(() => ({ event: 'decision', allowed: true, source, needs: kindsOf(needs) }));
   const allowed: GateAllowed = { allowed: true, account_ref_id: account, source };
   if (debit) allowed.debit = debit;
   if (hold) allowed.hold = hold;
+  if (claim instanceof KeyClaim) {
+    allowed.idempotency = claim;
+    if (gate.renewClaims) claim.keep((error) => safely(() => gate.options.onError?.(error, request)));
+  }
   return allowed;
 }
 
@@ -160,21 +178,19 @@ interface Charge {
 }
 
 /**
- * Charges one credits need: its quantity for this request and its key (the request's
- * `Idempotency-Key`, so a client retrying never pays twice), then a debit, or a reservation with
- * `hold: true`. Never fails open: the service or the store unreachable is a 503 whatever
- * `onUnavailable` says.
+ * Charges one credits need: its quantity for this request, under `event_key` (derived from the
+ * request's claimed `Idempotency-Key`, so a client retrying never pays twice; none without one),
+ * a debit, or a reservation with `hold: true`. Never fails open: the service or the store
+ * unreachable is a 503 whatever `onUnavailable` says.
  */
 async function charge<Req extends GateRequest>(
   gate: Decider<Req>,
   request: Req,
   account: string,
   credits: CheckedNeeds<Req>['credits'][number],
-  index: number,
-  count: number,
+  event_key: string | undefined,
 ): Promise<DebitApproved | RouteHold | Refusal<Req>> {
   const quantity = await quantityOf(credits.quantity, request, 'need.credits.quantity');
-  const event_key = eventKeyOf(request, index, count);
   const { product_code, meter_code } = credits;
   const what: Charge = { account_ref_id: account, product_code, meter_code, quantity };
   try {
@@ -203,17 +219,6 @@ async function spend<Req extends GateRequest>(
   throw new InvalidRequestError('gate', [
     { field: 'need.credits', message: `refused by the service: ${String(result.error_code)}` },
   ]);
-}
-
-/**
- * The debit key of the request's `index`th credits need of `count`: its `Idempotency-Key` (one key
- * per need, from it, when several), so a client's retried request is charged once; `undefined` when
- * the request has none.
- */
-function eventKeyOf(request: GateRequest, index: number, count: number): string | undefined {
-  const given = headerOf(request, 'idempotency-key');
-  if (!given) return undefined;
-  return count === 1 ? given : `${given}:${index}`;
 }
 
 /**

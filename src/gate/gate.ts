@@ -4,10 +4,11 @@ import { after, afterNode } from './after.js';
 import { type Decider, decide } from './decide.js';
 import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
 import { RouteHold } from './hold.js';
+import { idempotencyOf, KeyClaim } from './idempotency.js';
 import { type HonoHandler, honoAdapter } from './hono.js';
 import { PaywallLinks } from './links.js';
 import { type CheckedNeeds, checkNeeds, quantityOf } from './needs.js';
-import { type GateRoute, succeeded, type WaitUntil, waitUntilIn } from './route.js';
+import { type GateRoute, followed, succeeded, type WaitUntil, waitUntilIn } from './route.js';
 import type {
   Gate,
   GateAllowed,
@@ -51,6 +52,9 @@ const rules = {
   holds: [methods(['reserve', 'invalidate'], 'credit holds (createCreditHolds)')],
   onError: [func],
   waitUntil: [func],
+  idempotency: [
+    (v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'must be an object'),
+  ],
 } satisfies Record<keyof GateOptions, Rule[]>;
 
 const paywallRules = {
@@ -94,7 +98,11 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     links: paywall
       ? new PaywallLinks(given.billing, paywall.signingKey, paywall.linkTtlMs ?? DEFAULT_LINK_TTL_MS)
       : undefined,
+    keys: idempotencyOf(given.idempotency),
+    renewClaims: true,
   };
+  // gate.check's caller marks its key's claim itself: nothing renews it past claimTtlMs.
+  const checker: Decider<Req> = { ...decider, renewClaims: false };
   const checked = (operation: string, need: GateNeeds<Req>) =>
     checkNeeds<Req>(`gate.${operation}`, need, given.tracker !== undefined, given.holds !== undefined);
 
@@ -133,6 +141,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     const steps: Promise<unknown>[] = [];
     if (allowed.hold instanceof RouteHold) steps.push(allowed.hold.close(ok).catch(report));
     if (ok && needs.usage.length) steps.push(track(needs, request, allowed, waitUntil).catch(report));
+    if (allowed.idempotency instanceof KeyClaim) steps.push(allowed.idempotency.close(status).catch(report));
     const done = Promise.all(steps).then(() => {});
     try {
       waitUntil?.(done);
@@ -175,7 +184,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
 
   return {
     async check(request, need) {
-      return decide(decider, request, checked('check', need));
+      return decide(checker, request, checked('check', need));
     },
 
     decisionOf(request) {
@@ -188,7 +197,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
         const decision = await route.decide(request);
         if (!decision.allowed) return decision.response;
         decisions.set(request, decision);
-        if (!route.after) return handler(request, ...rest);
+        if (!followed(route, decision)) return handler(request, ...rest);
         // Cloudflare's (request, env, ctx), Netlify's (request, context): the request's own first.
         const waitUntil = waitUntilIn(rest.map((arg) => () => arg)) ?? route.waitUntil;
         const response = await after(
@@ -218,7 +227,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
           return reply.send(await decision.response.text());
         }
         (request as Req & { billing?: GateAllowed }).billing = decision;
-        if (route.after) afterNode(route, request, decision, reply.raw, () => reply.statusCode);
+        if (followed(route, decision)) afterNode(route, request, decision, reply.raw, () => reply.statusCode);
         return undefined;
       };
     },

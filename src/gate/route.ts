@@ -49,5 +49,12 @@ export function waitUntilIn(contexts: readonly (() => unknown)[]): WaitUntil | u
   return undefined;
 }
 
+/**
+ * Whether the route's work follows this request's answer: the route's own (usage, a hold), or the
+ * claim of the request's `Idempotency-Key` (marked done or failed by the answer).
+ */
+export const followed = <Req>(route: GateRoute<Req>, decision: GateAllowed): boolean =>
+  route.after || decision.idempotency !== undefined;
+
 /** A 2xx status: the answers after which usage is tracked. */
 export const succeeded = (status: number): boolean => status >= 200 && status < 300;

@@ -1,4 +1,5 @@
 import type { WebhookEvent } from '../schemas/webhook.js';
+import { unref } from '../util/timers.js';
 import { randomUUID } from '../util/uuid.js';
 import {
   CLAIM_OUTCOMES,
@@ -151,14 +152,17 @@ function lostClaim(id: string, ttlMs: number): Error {
 
 /**
  * Renews the claim every third of its TTL while `onEvent` runs, so a long `onEvent` keeps it and a
- * short TTL still frees the id soon after a crash. Returns the function that stops renewing.
+ * short TTL still frees the id soon after a crash. Returns the function that stops renewing. The
+ * gate keeps its Idempotency-Key claims with it too (`lost` then says whose claim it was); its
+ * timers never keep the process alive on their own.
  */
-function keepClaimed(
+export function keepClaimed(
   dedupe: DedupeStore,
   id: string,
   token: string,
   ttlMs: number,
   report: (error: unknown) => void,
+  lost: (id: string, ttlMs: number) => Error = lostClaim,
 ): () => void {
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -174,12 +178,12 @@ function keepClaimed(
     // Once stopped, the id is done or released and a renewal answering false means nothing.
     if (stopped) return;
     if (!held) {
-      report(lostClaim(id, ttlMs));
+      report(lost(id, ttlMs));
       return;
     }
-    timer = setTimeout(renew, ttlMs / 3);
+    timer = unref(setTimeout(renew, ttlMs / 3));
   };
-  timer = setTimeout(renew, ttlMs / 3);
+  timer = unref(setTimeout(renew, ttlMs / 3));
   return () => {
     stopped = true;
     clearTimeout(timer);
