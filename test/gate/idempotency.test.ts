@@ -13,7 +13,7 @@ import { A, AI, ask, credits, DEBIT_PATH, EMPTY, expectProblem, FRAMEWORKS, head
 import { idempotencyCases } from './idempotency-cases.js';
 
 const mock = useMockServer();
-const balance = (account = A) => mock.server.store.balance(account, AI, 'credits');
+const balance = (account: string = A) => mock.server.store.balance(account, AI, 'credits');
 const debits = () => mock.server.requests.count({ method: 'POST', path: DEBIT_PATH });
 
 idempotencyCases('in memory', mock, async () => {
@@ -103,7 +103,7 @@ describe('gate.check: the caller marks the claim', () => {
       idempotency: { store },
     });
   };
-  const request = (key: string, account = A) =>
+  const request = (key: string, account: string = A) =>
     new Request('http://app.test/jobs', {
       method: 'POST',
       headers: { 'x-account': account, 'idempotency-key': key },
