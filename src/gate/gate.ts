@@ -4,11 +4,11 @@ import { after, afterNode } from './after.js';
 import { type Decider, decide } from './decide.js';
 import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
 import { RouteHold } from './hold.js';
-import { idempotencyOf, KeyClaim } from './idempotency.js';
 import { type HonoHandler, honoAdapter } from './hono.js';
+import { idempotencyOf, KeyClaim } from './idempotency.js';
 import { PaywallLinks } from './links.js';
 import { type CheckedNeeds, checkNeeds, quantityOf } from './needs.js';
-import { type GateRoute, followed, succeeded, type WaitUntil, waitUntilIn } from './route.js';
+import { followed, type GateRoute, succeeded, type WaitUntil, waitUntilIn } from './route.js';
 import type {
   Gate,
   GateAllowed,
@@ -53,7 +53,8 @@ const rules = {
   onError: [func],
   waitUntil: [func],
   idempotency: [
-    (v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'must be an object'),
+    (v: unknown) =>
+      typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'must be an object',
   ],
 } satisfies Record<keyof GateOptions, Rule[]>;
 

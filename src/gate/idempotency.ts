@@ -6,9 +6,9 @@ import { DEFAULT_CLAIM_TTL_MS, keepClaimed } from '../webhooks/claim-run.js';
 import { CLAIM_OUTCOMES, type ClaimOutcome, type DedupeStore } from '../webhooks/dedupe.js';
 import { memoryDedupeStore } from '../webhooks/memory-dedupe.js';
 import { problem } from './answer.js';
+import type { GateIdempotency, GateIdempotencyOptions } from './idempotency-types.js';
 import type { CheckedNeeds } from './needs.js';
 import { headerOf } from './request.js';
-import type { GateIdempotency, GateIdempotencyOptions } from './idempotency-types.js';
 import type { GateDenied, GateRequest } from './types.js';
 
 /** Stripe keeps a key 24 h. */
@@ -74,7 +74,13 @@ export class KeyClaim implements GateIdempotency {
   #stop: (() => void) | undefined;
   #closed: Promise<void> | undefined;
 
-  constructor(key: string, event: string, ids: readonly [string, string], token: string, keys: Idempotency<unknown>) {
+  constructor(
+    key: string,
+    event: string,
+    ids: readonly [string, string],
+    token: string,
+    keys: Idempotency<unknown>,
+  ) {
     this.key = key;
     this.#event = event;
     this.#ids = ids;
@@ -147,7 +153,11 @@ function lostKey(_id: string, ttlMs: number): Error {
 }
 
 /** Why a key stops a request: the gate's answer to it. */
-export type KeyRefusal = 'idempotency_key_invalid' | 'idempotency_key_in_flight' | 'idempotency_key_used' | 'idempotency_key_mismatch';
+export type KeyRefusal =
+  | 'idempotency_key_invalid'
+  | 'idempotency_key_in_flight'
+  | 'idempotency_key_used'
+  | 'idempotency_key_mismatch';
 
 /**
  * The request's `Idempotency-Key`, claimed for this account and route: `undefined` when it has
@@ -226,7 +236,9 @@ function routeOf<Req extends GateRequest>(request: Req, needs: CheckedNeeds<Req>
 function pathOf(request: GateRequest): string {
   const r = request as { url?: unknown; originalUrl?: unknown };
   const url = typeof r.originalUrl === 'string' ? r.originalUrl : typeof r.url === 'string' ? r.url : '';
-  const path = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '') : url;
+  const path = /^[a-z][a-z0-9+.-]*:\/\//i.test(url)
+    ? url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '')
+    : url;
   const end = path.search(/[?#]/);
   return end === -1 ? path : path.slice(0, end);
 }
@@ -236,7 +248,10 @@ const DETAILS: Record<KeyRefusal, [number, string]> = {
     400,
     `The Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters.`,
   ],
-  idempotency_key_in_flight: [409, 'A request with this Idempotency-Key is still being processed; retry later.'],
+  idempotency_key_in_flight: [
+    409,
+    'A request with this Idempotency-Key is still being processed; retry later.',
+  ],
   idempotency_key_used: [
     422,
     'This Idempotency-Key was already used by a request that completed; send a new key for a new request.',

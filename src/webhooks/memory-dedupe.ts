@@ -35,7 +35,9 @@ export function memoryDedupeStore(options: MemoryDedupeOptions | number = {}): D
     doneTtlMs = Number.POSITIVE_INFINITY,
   } = typeof options === 'number' ? { max: options } : options;
   if (typeof doneTtlMs !== 'number' || !(doneTtlMs > 0)) {
-    throw new InvalidRequestError('memoryDedupeStore', [{ field: 'doneTtlMs', message: 'must be a number > 0' }]);
+    throw new InvalidRequestError('memoryDedupeStore', [
+      { field: 'doneTtlMs', message: 'must be a number > 0' },
+    ]);
   }
   // Maps iterate in insertion order, and every write re-inserts: the first entry is the stalest.
   const entries = new Map<string, Entry>();

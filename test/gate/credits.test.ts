@@ -39,7 +39,10 @@ describe.each(FRAMEWORKS)('credits through $name', (framework) => {
     const [eventKey] = [...mock.server.store.ledger.keys()];
     expect(mock.server.store.ledger.size).toBe(1);
     expect(eventKey).toMatch(/^gate_[\w-]{43}$/);
-    expect(mock.server.store.ledger.get(eventKey as string)).toMatchObject({ account_ref_id: A, quantity: 10 });
+    expect(mock.server.store.ledger.get(eventKey as string)).toMatchObject({
+      account_ref_id: A,
+      quantity: 10,
+    });
     if (framework.seesDecision) {
       const debit = { approved: true, debited: 10, remaining_balance: 990, event_key: eventKey };
       expect(echoed(first)).toMatchObject({ allowed: true, account_ref_id: A, debit, idempotency: { key } });

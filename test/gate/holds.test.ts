@@ -100,7 +100,9 @@ describe.each(FRAMEWORKS)('credit holds through $name', (framework) => {
     const id = await account(100);
     const { served, holds } = await start(HOLD(10));
     const key = `key-${id}`;
-    expect((await ask(served, { account: id, idempotencyKey: key, headers: { 'x-use': '7' } })).status).toBe(200);
+    expect((await ask(served, { account: id, idempotencyKey: key, headers: { 'x-use': '7' } })).status).toBe(
+      200,
+    );
     await until(() => holds.stats().settled === 1);
     const reuse = await ask(served, { account: id, idempotencyKey: key, headers: { 'x-use': '7' } });
     expectProblem(reuse, 422, 'idempotency_key_used');

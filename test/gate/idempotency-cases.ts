@@ -78,7 +78,7 @@ export function idempotencyCases(
       expect(balance()).toBe(995);
     });
 
-    it("a key of one route sent to another route is refused 422: the second action is never free", async () => {
+    it('a key of one route sent to another route is refused 422: the second action is never free', async () => {
       const [five, ten] = await instances([5, 10]);
       const key = newKey();
       expect((await ask(five, { account: A, idempotencyKey: key })).status).toBe(200);

@@ -9,7 +9,19 @@ import {
   memoryDedupeStore,
 } from '../../src/index.js';
 import { clientFor, useMockServer } from '../helpers.js';
-import { A, AI, ask, credits, DEBIT_PATH, EMPTY, expectProblem, FRAMEWORKS, header, PRO, servers } from './helpers.js';
+import {
+  A,
+  AI,
+  ask,
+  credits,
+  DEBIT_PATH,
+  EMPTY,
+  expectProblem,
+  FRAMEWORKS,
+  header,
+  PRO,
+  servers,
+} from './helpers.js';
 import { idempotencyCases } from './idempotency-cases.js';
 
 const mock = useMockServer();
