@@ -1,5 +1,5 @@
 import { afterNode } from './after.js';
-import { followed, type GateRoute } from './route.js';
+import type { GateRoute } from './route.js';
 import type { GateAllowed, NodeMiddleware, NodeResponseLike } from './types.js';
 
 /** Express's `next`. */
@@ -21,7 +21,7 @@ export function expressAdapter<Req>(
   const goOn = (req: Req, res: NodeResponseLike, decision: GateAllowed, run: () => unknown) => {
     res.locals ??= {};
     res.locals.billing = decision;
-    if (followed(route, decision)) afterNode(route, req, decision, res, () => res.statusCode);
+    if (route.after) afterNode(route, req, decision, res, () => res.statusCode);
     return run();
   };
   // A throwing `account`, a dead socket or a throwing handler goes where Express sends any

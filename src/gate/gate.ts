@@ -8,7 +8,7 @@ import { type HonoHandler, honoAdapter } from './hono.js';
 import { idempotencyOf, KeyClaim } from './idempotency.js';
 import { PaywallLinks } from './links.js';
 import { type CheckedNeeds, checkNeeds, quantityOf } from './needs.js';
-import { followed, type GateRoute, succeeded, type WaitUntil, waitUntilIn } from './route.js';
+import { type GateRoute, succeeded, type WaitUntil, waitUntilIn } from './route.js';
 import type {
   Gate,
   GateAllowed,
@@ -157,7 +157,8 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
   const routeOf = (operation: string, need: GateNeeds<Req>): GateRoute<Req> => {
     const needs = checked(operation, need);
     return {
-      after: needs.usage.length > 0 || needs.credits.some((credits) => credits.hold),
+      // Credits: the claim of a request's Idempotency-Key is marked by the answer (gate/idempotency.ts).
+      after: needs.usage.length > 0 || needs.credits.length > 0,
       waitUntil: given.waitUntil,
       decide: (request) => decide(decider, request, needs),
       finish: (request, allowed, status, waitUntil = given.waitUntil) =>
@@ -198,7 +199,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
         const decision = await route.decide(request);
         if (!decision.allowed) return decision.response;
         decisions.set(request, decision);
-        if (!followed(route, decision)) return handler(request, ...rest);
+        if (!route.after) return handler(request, ...rest);
         // Cloudflare's (request, env, ctx), Netlify's (request, context): the request's own first.
         const waitUntil = waitUntilIn(rest.map((arg) => () => arg)) ?? route.waitUntil;
         const response = await after(
@@ -228,7 +229,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
           return reply.send(await decision.response.text());
         }
         (request as Req & { billing?: GateAllowed }).billing = decision;
-        if (followed(route, decision)) afterNode(route, request, decision, reply.raw, () => reply.statusCode);
+        if (route.after) afterNode(route, request, decision, reply.raw, () => reply.statusCode);
         return undefined;
       };
     },

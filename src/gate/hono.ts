@@ -1,5 +1,5 @@
 import { after } from './after.js';
-import { followed, type GateRoute, waitUntilIn } from './route.js';
+import { type GateRoute, waitUntilIn } from './route.js';
 import type { HonoContextLike, HonoMiddleware } from './types.js';
 
 /** A Hono handler as the gate calls it. */
@@ -17,7 +17,7 @@ export function honoAdapter<Req>(route: GateRoute<Req>, handler?: HonoHandler): 
     const decision = await route.decide(request);
     if (!decision.allowed) return decision.response;
     c.set('billing', decision);
-    if (!followed(route, decision)) return run();
+    if (!route.after) return run();
     const waitUntil = waitUntilIn([() => c.executionCtx]) ?? route.waitUntil;
     return after(route, request, decision, waitUntil, run, status);
   };

@@ -8,7 +8,10 @@ export type WaitUntil = (promise: Promise<unknown>) => void;
  * route's hold and usage. Made by `createGate` per adapter call, once the route's needs were checked.
  */
 export interface GateRoute<Req> {
-  /** Whether anything follows the answer: usage to track or a hold to settle (most routes: no). */
+  /**
+   * Whether anything follows the answer: usage to track, a hold to settle, an `Idempotency-Key`'s
+   * claim to mark (routes with `usage` or `credits`; most routes: no).
+   */
   readonly after: boolean;
   /** The gate's `waitUntil` option: what an adapter uses when the request brings none. */
   readonly waitUntil: WaitUntil | undefined;
@@ -48,13 +51,6 @@ export function waitUntilIn(contexts: readonly (() => unknown)[]): WaitUntil | u
   }
   return undefined;
 }
-
-/**
- * Whether the route's work follows this request's answer: the route's own (usage, a hold), or the
- * claim of the request's `Idempotency-Key` (marked done or failed by the answer).
- */
-export const followed = <Req>(route: GateRoute<Req>, decision: GateAllowed): boolean =>
-  route.after || decision.idempotency !== undefined;
 
 /** A 2xx status: the answers after which usage is tracked. */
 export const succeeded = (status: number): boolean => status >= 200 && status < 300;
