@@ -5,6 +5,7 @@ import {
   createGate,
   type DedupeStore,
   type GateDecision,
+  type GateRequest,
   InvalidRequestError,
   memoryDedupeStore,
 } from '../../src/index.js';
@@ -178,6 +179,51 @@ describe('gate.check: the caller marks the claim', () => {
     expect(make({ store: {} })).toThrow(/options\.idempotency\.store/);
     expect(make({ fingerprint: 'body' })).toThrow(/options\.idempotency\.fingerprint/);
     expect(make({ ttl: 1 })).toThrow(/options\.idempotency\.ttl/);
+  });
+
+  it('property: a key is refused 400 exactly when over 255 characters or not printable ASCII, never sent', async () => {
+    const billing = clientFor(mock.server, { maxRetries: 0 });
+    const gate = createGate<GateRequest>({
+      billing,
+      access: createAccessCache(billing),
+      account: () => A,
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ minLength: 1, maxLength: 300 }),
+          fc.string({ minLength: 250, maxLength: 260, unit: fc.constantFrom('a', '-', ' ') }),
+          fc.string({ minLength: 1, maxLength: 8, unit: 'binary' }),
+        ),
+        async (key) => {
+          const before = debits();
+          const d = await gate.check({ method: 'POST', headers: { 'idempotency-key': key } }, credits(1));
+          const valid = key.length <= 255 && /^[\x20-\x7e]+$/.test(key);
+          if (valid) {
+            expect(d.allowed).toBe(true);
+            if (d.allowed) await d.idempotency?.failed();
+          } else {
+            expect(d).toMatchObject({ allowed: false, status: 400, reason: 'idempotency_key_invalid' });
+            expect(debits()).toBe(before);
+          }
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
+  it('memoryDedupeStore forgets a done id after doneTtlMs, and refuses a doneTtlMs that is no duration', () => {
+    let now = 0;
+    const store = memoryDedupeStore({ now: () => now, doneTtlMs: 1_000 });
+    expect(store.claim('id', 't', 100)).toBe('claimed');
+    store.complete('id', 't');
+    now = 999;
+    expect(store.claim('id', 'u', 100)).toBe('done');
+    now = 1_000;
+    expect(store.claim('id', 'u', 100)).toBe('claimed');
+    for (const doneTtlMs of [0, -1, Number.NaN, '1'] as unknown as number[]) {
+      expect(() => memoryDedupeStore({ doneTtlMs })).toThrow(InvalidRequestError);
+    }
   });
 
   it('property: a key reaches no other account, route or key; the event_key is never the raw header', async () => {
