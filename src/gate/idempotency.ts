@@ -215,7 +215,7 @@ async function claimed(store: DedupeStore, id: string, token: string, ttlMs: num
 }
 
 /** The route a request's key is bound to: its method, its path, and the route's credits. */
-const routes = new WeakMap<object, string>();
+const routes = /* @__PURE__ */ new WeakMap<object, string>();
 function routeOf<Req extends GateRequest>(request: Req, needs: CheckedNeeds<Req>): string {
   let charged = routes.get(needs);
   if (charged === undefined) {
