@@ -5,6 +5,7 @@ import { type Decider, decide } from './decide.js';
 import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
 import { RouteHold } from './hold.js';
 import { type HonoHandler, honoAdapter } from './hono.js';
+import { idempotencyOf, KeyClaim } from './idempotency.js';
 import { PaywallLinks } from './links.js';
 import { type CheckedNeeds, checkNeeds, quantityOf } from './needs.js';
 import { type GateRoute, succeeded, type WaitUntil, waitUntilIn } from './route.js';
@@ -51,6 +52,10 @@ const rules = {
   holds: [methods(['reserve', 'invalidate'], 'credit holds (createCreditHolds)')],
   onError: [func],
   waitUntil: [func],
+  idempotency: [
+    (v: unknown) =>
+      typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'must be an object',
+  ],
 } satisfies Record<keyof GateOptions, Rule[]>;
 
 const paywallRules = {
@@ -94,7 +99,11 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     links: paywall
       ? new PaywallLinks(given.billing, paywall.signingKey, paywall.linkTtlMs ?? DEFAULT_LINK_TTL_MS)
       : undefined,
+    keys: idempotencyOf(given.idempotency),
+    renewClaims: true,
   };
+  // gate.check's caller marks its key's claim itself: nothing renews it past claimTtlMs.
+  const checker: Decider<Req> = { ...decider, renewClaims: false };
   const checked = (operation: string, need: GateNeeds<Req>) =>
     checkNeeds<Req>(`gate.${operation}`, need, given.tracker !== undefined, given.holds !== undefined);
 
@@ -133,6 +142,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     const steps: Promise<unknown>[] = [];
     if (allowed.hold instanceof RouteHold) steps.push(allowed.hold.close(ok).catch(report));
     if (ok && needs.usage.length) steps.push(track(needs, request, allowed, waitUntil).catch(report));
+    if (allowed.idempotency instanceof KeyClaim) steps.push(allowed.idempotency.close(status).catch(report));
     const done = Promise.all(steps).then(() => {});
     try {
       waitUntil?.(done);
@@ -147,7 +157,8 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
   const routeOf = (operation: string, need: GateNeeds<Req>): GateRoute<Req> => {
     const needs = checked(operation, need);
     return {
-      hasWorkAfter: needs.usage.length > 0 || needs.credits.some((credits) => credits.hold),
+      // Credits: the claim of a request's Idempotency-Key is marked by the answer (gate/idempotency.ts).
+      hasWorkAfter: needs.usage.length > 0 || needs.credits.length > 0,
       waitUntil: given.waitUntil,
       decide: (request) => decide(decider, request, needs),
       finish: (request, allowed, status, waitUntil = given.waitUntil) =>
@@ -175,7 +186,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
 
   return {
     async check(request, need) {
-      const decision = await decide(decider, request, checked('check', need));
+      const decision = await decide(checker, request, checked('check', need));
       // No adapter follows this request: its hold is the caller's to settle, and `use` says so.
       if (decision.allowed && decision.hold instanceof RouteHold) decision.hold.leaveToCaller();
       return decision;

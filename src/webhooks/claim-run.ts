@@ -152,20 +152,23 @@ function lostClaim(id: string, ttlMs: number): Error {
 
 /**
  * Renews the claim every third of its TTL while `onEvent` runs, so a long `onEvent` keeps it and a
- * short TTL still frees the id soon after a crash. Returns the function that stops renewing.
+ * short TTL still frees the id soon after a crash. Returns the function that stops renewing. The
+ * gate keeps its Idempotency-Key claims with it too (`lost` then says whose claim it was); its
+ * timers never keep the process alive on their own.
  */
-function keepClaimed(
+export function keepClaimed(
   dedupe: DedupeStore,
   id: string,
   token: string,
   ttlMs: number,
   report: (error: unknown) => void,
+  lost: (id: string, ttlMs: number) => Error = lostClaim,
 ): () => void {
   let stopped = false;
   // Through the SDK's one sleep: a third of a TTL past MAX_TIMER_MS would fire after 1 ms in a loop.
   const stop = new AbortController();
   const later = (): void => {
-    realClock.sleep(ttlMs / 3, stop.signal, () => new Error('stopped')).then(renew, () => {});
+    realClock.sleep(ttlMs / 3, stop.signal, () => new Error('stopped'), true).then(renew, () => {});
   };
   const renew = async (): Promise<void> => {
     let held: boolean;
@@ -179,7 +182,7 @@ function keepClaimed(
     // Once stopped, the id is done or released and a renewal answering false means nothing.
     if (stopped) return;
     if (!held) {
-      report(lostClaim(id, ttlMs));
+      report(lost(id, ttlMs));
       return;
     }
     later();
