@@ -126,7 +126,8 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     );
   /**
    * After the answer (`status` undefined: the handler threw or the connection closed first): the
-   * hold settled after a 2xx, else released; the usage after a 2xx. A failure goes to `onError`
+   * hold settled after a 2xx, else released; the usage after a 2xx; the `Idempotency-Key`'s claim
+   * used up by an answer below 500, else freed for the retry. A failure goes to `onError`
    * (the answer stands). With `waitUntil`, the whole of it is handed to it, and each usage event's
    * send is, by the tracker.
    */
