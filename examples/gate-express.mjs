@@ -33,7 +33,8 @@ export function createApp({ billing, access, signingKey, session }) {
   });
 
   // The body is parsed (and could be validated) before the gate: a bad request never costs credits.
-  // Credits are debited last, only once the entitlement held, under the request's Idempotency-Key.
+  // Credits are debited last, only once the entitlement held, under a key derived from the account,
+  // the route and the request's Idempotency-Key: its reuse after a success is refused (422).
   app.post(
     '/summaries',
     express.json(),
@@ -123,7 +124,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       key: 'summary-7f3a',
       body: { pages: 5 },
     });
-    const retry = await ask('the client retries the same request:', 'POST', '/summaries', {
+    const retry = await ask('the client sends the same key again (its answer lost):', 'POST', '/summaries', {
       as: 'sess-active',
       key: 'summary-7f3a',
       body: { pages: 5 },
@@ -133,8 +134,14 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       product_code: AI,
       meter_code: DEMO.meters.credits,
     });
-    console.log(`  balance ${balance.balance}: the retry was not charged again`);
-    must(first.status === 200 && retry.status === 200 && balance.balance === 995, 'one debit of 5');
+    console.log(`  balance ${balance.balance}: the key was used once, charged once, the work done once`);
+    must(
+      first.status === 200 &&
+        retry.status === 422 &&
+        retry.body.reason === 'idempotency_key_used' &&
+        balance.balance === 995,
+      'one debit of 5, the reuse refused 422',
+    );
 
     const poor = await ask('more credits than the balance:', 'POST', '/summaries', {
       as: 'sess-active',

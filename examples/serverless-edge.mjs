@@ -66,6 +66,8 @@ try {
   });
   const answer = await worker.fetch(request, {}, ctx);
   console.log(`Worker: GET /api/search → ${answer.status}, usage recorded so far: ${recorded() - seeded}`);
+  // The platform sends the body to the client: the usage counts once the answer is delivered.
+  await answer.text();
   await ctx.done();
   console.log(
     `  once ctx.waitUntil's promises settled: usage recorded ${recorded() - seeded} (the isolate may go)`,

@@ -6,6 +6,10 @@ const TITLES: Record<GateDenialReason, string> = {
   not_entitled: 'Entitlement required',
   insufficient_credits: 'Insufficient credits',
   unavailable: 'Billing unavailable',
+  idempotency_key_invalid: 'Invalid Idempotency-Key',
+  idempotency_key_in_flight: 'Idempotency-Key in use',
+  idempotency_key_used: 'Idempotency-Key already used',
+  idempotency_key_mismatch: 'Idempotency-Key reused with another request',
 };
 
 /** Denials are per account and per moment: no cache may keep them. */

@@ -15,9 +15,10 @@ import { safely } from '../util/safely.js';
 import { randomUUID } from '../util/uuid.js';
 import { problem, redirect } from './answer.js';
 import { RouteHold } from './hold.js';
+import { claimKey, type Idempotency, KeyClaim, type KeyRefusal, refuseKey } from './idempotency.js';
 import type { PaywallLinks } from './links.js';
 import { type CheckedNeeds, type NeedLookup, quantityOf } from './needs.js';
-import { headerOf, isNavigation } from './request.js';
+import { isNavigation } from './request.js';
 import type {
   GateAllowed,
   GateDecision,
@@ -49,7 +50,7 @@ const worse = (a: GateSource, b: GateSource): GateSource => (RANK[a] >= RANK[b] 
 
 /** What a refusal needs to be answered: who, why, which need, and what the service said. */
 interface Refusal<Req> {
-  reason: GateDenialReason;
+  reason: Exclude<GateDenialReason, KeyRefusal>;
   need?: GateNeed<Req> | undefined;
   remaining_balance?: number | undefined;
   retryAfterS?: number | undefined;
@@ -59,6 +60,10 @@ interface Refusal<Req> {
 export interface Decider<Req extends GateRequest> {
   options: GateOptions<Req>;
   links: PaywallLinks | undefined;
+  /** Where the requests' `Idempotency-Key`s are claimed (gate/idempotency.ts). */
+  keys: Idempotency<Req>;
+  /** Whether a key's claim is renewed while the request is served (an adapter marks it after). */
+  renewClaims: boolean;
 }
 
 /**
@@ -88,10 +93,25 @@ export async function decide<Req extends GateRequest>(
       source = 'fallback';
     }
   }
+  // The request's Idempotency-Key, claimed before any charge; none, no work (gate/idempotency.ts).
+  const claim = needs.credits.length ? await claimKey(gate.keys, request, account, needs) : undefined;
+  if (typeof claim === 'string') {
+    if (claim !== 'unavailable') return refuseKey(claim, account);
+    return deny(gate, request, account, { reason: 'unavailable' }, needs);
+  }
   let charged: Charged = {};
   if (needs.credits.length) {
-    const outcome = await chargeAll(gate, request, account, needs);
-    if ('reason' in outcome) return deny(gate, request, account, outcome, needs);
+    let outcome: Charged | Refusal<Req>;
+    try {
+      outcome = await chargeAll(gate, request, account, needs, claim);
+    } catch (error) {
+      await claim?.failed().catch(() => {});
+      throw error;
+    }
+    if ('reason' in outcome) {
+      await claim?.failed().catch(() => {}); // else it lapses after its TTL
+      return deny(gate, request, account, outcome, needs);
+    }
     charged = outcome;
     source = worse(source, 'live');
   }
@@ -99,6 +119,10 @@ export async function decide<Req extends GateRequest>(
   const allowed: GateAllowed = { allowed: true, account_ref_id: account, source };
   if (charged.debit) allowed.debit = charged.debit;
   if (charged.hold) allowed.hold = charged.hold;
+  if (claim instanceof KeyClaim) {
+    allowed.idempotency = claim;
+    if (gate.renewClaims) claim.keep((error) => safely(() => gate.options.onError?.(error, request)));
+  }
   return allowed;
 }
 
@@ -165,6 +189,7 @@ async function chargeAll<Req extends GateRequest>(
   request: Req,
   account: string,
   needs: CheckedNeeds<Req>,
+  claim: KeyClaim | undefined,
 ): Promise<Charged | Refusal<Req>> {
   const list = needs.credits;
   const quantities: number[] = [];
@@ -172,7 +197,7 @@ async function chargeAll<Req extends GateRequest>(
     quantities.push(await quantityOf(credits.quantity, request, 'need.credits.quantity'));
   }
   if (!gate.options.holds) {
-    const outcome = await charge(gate, request, account, list[0]!, quantities[0]!, 0, 1);
+    const outcome = await charge(gate, account, list[0]!, quantities[0]!, claim?.eventKey(0, 1));
     return 'reason' in outcome ? outcome : { debit: outcome as DebitApproved };
   }
   /** The reservations not yet settled: what a "no" or a failure gives back. */
@@ -180,7 +205,7 @@ async function chargeAll<Req extends GateRequest>(
   const held: CreditHold[] = [];
   try {
     for (const [i, credits] of list.entries()) {
-      const outcome = await charge(gate, request, account, credits, quantities[i]!, i, list.length);
+      const outcome = await charge(gate, account, credits, quantities[i]!, claim?.eventKey(i, list.length));
       if ('reason' in outcome) {
         await giveBack(gate, request, open);
         return outcome;
@@ -237,20 +262,18 @@ async function settleAtOnce<Req>(
 }
 
 /**
- * Charges one credits need, its quantity read: its key (the request's `Idempotency-Key`, so a
- * client retrying never pays twice), then a debit, or with the gate's `holds` a reservation. Never
- * fails open: the service or the store unreachable is a 503 whatever `onUnavailable` says.
+ * Charges one credits need, its quantity read, under `event_key` (derived from the request's claimed
+ * `Idempotency-Key`, so a client retrying never pays twice; none without one): a debit, or with the
+ * gate's `holds` a reservation. Never fails open: the service or the store unreachable is a 503
+ * whatever `onUnavailable` says.
  */
 function charge<Req extends GateRequest>(
   gate: Decider<Req>,
-  request: Req,
   account: string,
   credits: CheckedNeeds<Req>['credits'][number],
   quantity: number,
-  index: number,
-  count: number,
+  event_key: string | undefined,
 ): Promise<DebitApproved | CreditHold | Refusal<Req>> {
-  const event_key = eventKeyOf(request, index, count);
   const { product_code, meter_code } = credits;
   const what: Charge = { account_ref_id: account, product_code, meter_code, quantity };
   return unavailableAsRefusal<DebitApproved | CreditHold | Refusal<Req>, Req>(() =>
@@ -292,17 +315,6 @@ function answerOf<Req>(
   throw new InvalidRequestError('gate', [
     { field: 'need.credits', message: `refused by the service: ${String(result.error_code)}` },
   ]);
-}
-
-/**
- * The debit key of the request's `index`th credits need of `count`: its `Idempotency-Key` (one key
- * per need, from it, when several), so a client's retried request is charged once; `undefined` when
- * the request has none.
- */
-function eventKeyOf(request: GateRequest, index: number, count: number): string | undefined {
-  const given = headerOf(request, 'idempotency-key');
-  if (!given) return undefined;
-  return count === 1 ? given : `${given}:${index}`;
 }
 
 /**

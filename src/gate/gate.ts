@@ -5,6 +5,7 @@ import { type Decider, decide } from './decide.js';
 import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
 import { RouteHold } from './hold.js';
 import { type HonoHandler, honoAdapter } from './hono.js';
+import { idempotencyOf, KeyClaim } from './idempotency.js';
 import { PaywallLinks } from './links.js';
 import { type CheckedNeeds, checkNeeds, quantityOf } from './needs.js';
 import { type GateRoute, succeeded, type WaitUntil, waitUntilIn } from './route.js';
@@ -51,6 +52,10 @@ const rules = {
   holds: [methods(['reserve', 'invalidate'], 'credit holds (createCreditHolds)')],
   onError: [func],
   waitUntil: [func],
+  idempotency: [
+    (v: unknown) =>
+      typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'must be an object',
+  ],
 } satisfies Record<keyof GateOptions, Rule[]>;
 
 const paywallRules = {
@@ -94,7 +99,11 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     links: paywall
       ? new PaywallLinks(given.billing, paywall.signingKey, paywall.linkTtlMs ?? DEFAULT_LINK_TTL_MS)
       : undefined,
+    keys: idempotencyOf(given.idempotency),
+    renewClaims: true,
   };
+  // gate.check's caller marks its key's claim itself: nothing renews it past claimTtlMs.
+  const checker: Decider<Req> = { ...decider, renewClaims: false };
   const checked = (operation: string, need: GateNeeds<Req>) =>
     checkNeeds<Req>(
       `gate.${operation}`,
@@ -123,7 +132,8 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     );
   /**
    * After the answer (`status` undefined: the handler threw or the connection closed first): the
-   * hold settled after a 2xx, else released; the usage after a 2xx. A failure goes to `onError`
+   * hold settled after a 2xx, else released; the usage after a 2xx; the `Idempotency-Key`'s claim
+   * used up by an answer below 500, else freed for the retry. A failure goes to `onError`
    * (the answer stands). With `waitUntil`, the whole of it is handed to it, and each usage event's
    * send is, by the tracker.
    */
@@ -139,6 +149,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     const steps: Promise<unknown>[] = [];
     if (allowed.hold instanceof RouteHold) steps.push(allowed.hold.close(ok).catch(report));
     if (ok && needs.usage.length) steps.push(track(needs, request, allowed, waitUntil).catch(report));
+    if (allowed.idempotency instanceof KeyClaim) steps.push(allowed.idempotency.close(status).catch(report));
     const done = Promise.all(steps).then(() => {});
     try {
       waitUntil?.(done);
@@ -153,7 +164,8 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
   const routeOf = (operation: string, need: GateNeeds<Req>): GateRoute<Req> => {
     const needs = checked(operation, need);
     return {
-      hasWorkAfter: needs.usage.length > 0 || needs.credits.some((credits) => credits.hold),
+      // Credits: the claim of a request's Idempotency-Key is marked by the answer (gate/idempotency.ts).
+      hasWorkAfter: needs.usage.length > 0 || needs.credits.length > 0,
       waitUntil: given.waitUntil,
       decide: (request) => decide(decider, request, needs),
       finish: (request, allowed, status, waitUntil = given.waitUntil) =>
@@ -181,7 +193,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
 
   return {
     async check(request, need) {
-      const decision = await decide(decider, request, checked('check', need));
+      const decision = await decide(checker, request, checked('check', need));
       // No adapter follows this request: its hold is the caller's to settle, and `use` says so.
       if (decision.allowed && decision.hold instanceof RouteHold) decision.hold.leaveToCaller();
       return decision;

@@ -9,8 +9,9 @@ export type WaitUntil = (promise: Promise<unknown>) => void;
  */
 export interface GateRoute<Req> {
   /**
-   * Whether the route has work once its answer is known: usage to track or a hold to settle (most
-   * routes: no, and their adapters watch nothing).
+   * Whether the route has work once its answer is known: usage to track, a hold to settle, an
+   * `Idempotency-Key`'s claim to mark (routes with `usage` or `credits`; most routes: no, and their
+   * adapters watch nothing).
    */
   readonly hasWorkAfter: boolean;
   /** The gate's `waitUntil` option: what an adapter uses when the request brings none. */

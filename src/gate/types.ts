@@ -3,6 +3,7 @@ import type { BillingClient } from '../client.js';
 import type { CreditHold, CreditHolds } from '../credits/types.js';
 import type { DebitApproved } from '../schemas/usage.js';
 import type { UsageTracker } from '../tracker/types.js';
+import type { GateIdempotency, GateIdempotencyOptions } from './idempotency-types.js';
 
 /**
  * What a gate reads of a request, whichever way the framework hands it over: a Fetch `Request`
@@ -180,6 +181,12 @@ export interface GateOptions<Req extends GateRequest = Request> {
    * answer without waiting for the event to be stored.
    */
   waitUntil?: ((promise: Promise<unknown>) => void) | undefined;
+  /**
+   * How a request's `Idempotency-Key` is honoured on a route with `credits`: see
+   * {@link GateIdempotencyOptions}. The gate always honours it (in memory by default); this says
+   * where the keys are kept and for how long.
+   */
+  idempotency?: GateIdempotencyOptions<Req> | undefined;
 }
 
 /** Where an allowed request's answer came from: memory, memory past its ttl, the service, or the fallback. */
@@ -191,7 +198,15 @@ export type GateDenialReason =
   | 'inactive'
   | 'not_entitled'
   | 'insufficient_credits'
-  | 'unavailable';
+  | 'unavailable'
+  /** The `Idempotency-Key` is too long or not printable ASCII (400). */
+  | 'idempotency_key_invalid'
+  /** A request with the same `Idempotency-Key` is still in flight (409). */
+  | 'idempotency_key_in_flight'
+  /** The `Idempotency-Key` was used by a request that completed (422). */
+  | 'idempotency_key_used'
+  /** The `Idempotency-Key` was used with another request: another route or body (422). */
+  | 'idempotency_key_mismatch';
 
 /** The request may go on. */
 export interface GateAllowed {
@@ -201,8 +216,16 @@ export interface GateAllowed {
   account_ref_id: string;
   /** Where the answer came from; `'fallback'` when billing was unreachable under `onUnavailable: 'open'`. */
   source: GateSource;
-  /** The debit of a `credits` need (its `event_key` is the request's `Idempotency-Key` when it had one). */
+  /**
+   * The debit of a `credits` need. With an `Idempotency-Key`, its `event_key` is derived from the
+   * account, the route and the key (a retry is debited under the same one); without, a new one.
+   */
   debit?: DebitApproved | undefined;
+  /**
+   * The claim of the request's `Idempotency-Key`, on a route with `credits`: the adapters mark it
+   * after the answer; under `gate.check`, mark it yourself (`done()` or `failed()`).
+   */
+  idempotency?: GateIdempotency | undefined;
   /** The reservation of a `credits` need with `hold: true`: tell it what the request used. */
   hold?: GateHold | undefined;
 }
@@ -211,7 +234,7 @@ export interface GateAllowed {
 export interface GateHold {
   /** Credits reserved: the most the route may debit. */
   readonly quantity: number;
-  /** The key the settle debits under: the request's `Idempotency-Key` when it had one (a retried request settles once). */
+  /** The key the settle debits under: derived from the request's `Idempotency-Key` when it had one (a retried request settles once). */
   readonly event_key: string;
   /**
    * Says how many credits the request used (an integer, 0 to `quantity`); the last call counts. The
@@ -231,7 +254,7 @@ export interface GateDenied {
   allowed: false;
   /** Why. */
   reason: GateDenialReason;
-  /** The status of `response`: 303 (a browser sent to the paywall), 401, 402 or 503. */
+  /** The status of `response`: 303 (a browser sent to the paywall), 400, 401, 402, 409, 422 or 503. */
   status: number;
   /** The answer: a redirect to the paywall for a browser, else `application/problem+json`. */
   response: Response;

@@ -154,14 +154,16 @@ function lostClaim(id: string, ttlMs: number): Error {
  * Renews the claim every third of its TTL while `onEvent` runs, so a long `onEvent` keeps it and a
  * short TTL still frees the id soon after a crash. Waits through the SDK's one sleep, which waits
  * any length in chunks (a third of a long TTL handed to `setTimeout` would fire after 1 ms, a
- * renewal loop). Returns the function that stops renewing.
+ * renewal loop), and never keeps the process alive on its own. Returns the function that stops
+ * renewing. The gate keeps its Idempotency-Key claims with it too (`lost` then says whose claim it was).
  */
-function keepClaimed(
+export function keepClaimed(
   dedupe: DedupeStore,
   id: string,
   token: string,
   ttlMs: number,
   report: (error: unknown) => void,
+  lost: (id: string, ttlMs: number) => Error = lostClaim,
 ): () => void {
   const stop = new AbortController();
   const stopped = () => new Error('renewal stopped');
@@ -179,7 +181,7 @@ function keepClaimed(
       // Once stopped, the id is done or released and a renewal answering false means nothing.
       if (stop.signal.aborted) return;
       if (!held) {
-        report(lostClaim(id, ttlMs));
+        report(lost(id, ttlMs));
         return;
       }
     }

@@ -1,3 +1,4 @@
+import { InvalidRequestError } from '../core/errors/index.js';
 import { checkOptionsObject } from '../internal/checks.js';
 import type { ClaimOutcome, DedupeStore } from './dedupe.js';
 
@@ -7,10 +8,15 @@ export interface MemoryDedupeOptions {
   max?: number | undefined;
   /** Milliseconds since the epoch, for claim expiry; default `Date.now`. Tests pass their own. */
   now?: (() => number) | undefined;
+  /**
+   * How long a done id is remembered, in ms; default: until it is among the oldest past `max`.
+   * (The gate's Idempotency-Keys are remembered 24 h by default this way.)
+   */
+  doneTtlMs?: number | undefined;
 }
 
-/** A live or expired claim, or `'done'`. */
-type Entry = { token: string; expiresAt: number } | 'done';
+/** A live or expired claim, or a done mark (remembered until `until`). */
+type Entry = { token: string; expiresAt: number } | { done: true; until: number };
 
 /**
  * An in-memory {@link DedupeStore}, the handlers' default: atomic because JavaScript runs one
@@ -23,11 +29,22 @@ type Entry = { token: string; expiresAt: number } | 'done';
  */
 export function memoryDedupeStore(options: MemoryDedupeOptions | number = {}): DedupeStore {
   if (typeof options !== 'number') checkOptionsObject('memoryDedupeStore', options);
-  const { max = 10_000, now = Date.now } = typeof options === 'number' ? { max: options } : options;
+  const {
+    max = 10_000,
+    now = Date.now,
+    doneTtlMs = Number.POSITIVE_INFINITY,
+  } = typeof options === 'number' ? { max: options } : options;
+  if (typeof doneTtlMs !== 'number' || !(doneTtlMs > 0)) {
+    throw new InvalidRequestError('memoryDedupeStore', [
+      { field: 'doneTtlMs', message: 'must be a number > 0' },
+    ]);
+  }
   // Maps iterate in insertion order, and every write re-inserts: the first entry is the stalest.
   const entries = new Map<string, Entry>();
   const isLive = (entry: Entry | undefined, at: number): entry is { token: string; expiresAt: number } =>
-    entry !== undefined && entry !== 'done' && entry.expiresAt > at;
+    entry !== undefined && 'token' in entry && entry.expiresAt > at;
+  const isDone = (entry: Entry | undefined, at: number): boolean =>
+    entry !== undefined && 'done' in entry && entry.until > at;
   const remember = (id: string, entry: Entry, at: number): void => {
     entries.delete(id);
     entries.set(id, entry);
@@ -47,7 +64,7 @@ export function memoryDedupeStore(options: MemoryDedupeOptions | number = {}): D
     claim(id, token, ttlMs): ClaimOutcome {
       const at = now();
       const entry = entries.get(id);
-      if (entry === 'done') return 'done';
+      if (isDone(entry, at)) return 'done';
       if (isLive(entry, at) && entry.token !== token) return 'processing';
       remember(id, { token, expiresAt: at + ttlMs }, at);
       return 'claimed';
@@ -63,12 +80,12 @@ export function memoryDedupeStore(options: MemoryDedupeOptions | number = {}): D
       const at = now();
       const entry = entries.get(id);
       const held = isLive(entry, at) && entry.token === token;
-      remember(id, 'done', at);
+      remember(id, { done: true, until: at + doneTtlMs }, at);
       return held;
     },
     release(id, token) {
       const entry = entries.get(id);
-      if (entry !== undefined && entry !== 'done' && entry.token === token) entries.delete(id);
+      if (entry !== undefined && 'token' in entry && entry.token === token) entries.delete(id);
     },
   };
 }

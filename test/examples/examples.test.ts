@@ -25,7 +25,7 @@ const expected: Record<string, RegExp[]> = {
     /GET \/reports → 402 application\/problem\+json .*"reason":"inactive".*"upgrade_url":"http:\/\/127\.0\.0\.1:\d+\/t\/tu_pro_plan_pro\?u=ey/,
     /from a browser:\n\s+GET \/reports → 303 http:\/\/127\.0\.0\.1:\d+\/t\/tu_pro_plan_pro\?u=ey/,
     /the hosted page verifies the link: account acct_past_due/,
-    /retries the same request:\n\s+POST \/summaries → 200 .*"remaining_balance":995\}\n\s+balance 995: the retry was not charged again/,
+    /the same key again \(its answer lost\):\n\s+POST \/summaries → 422 .*"reason":"idempotency_key_used".*\n\s+balance 995: the key was used once, charged once, the work done once/,
     /POST \/summaries → 402 .*"reason":"insufficient_credits".*"remaining_balance":995/,
     /"reason":"not_entitled".*\n\s+debit requests sent for it: 0/,
   ],

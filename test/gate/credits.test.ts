@@ -9,6 +9,7 @@ import {
   EMPTY,
   EXPORT,
   echoed,
+  expectProblem,
   FRAMEWORKS,
   PAST_DUE,
   PRO,
@@ -24,21 +25,27 @@ const debits = () => mock.server.requests.count({ method: 'POST', path: DEBIT_PA
 describe.each(FRAMEWORKS)('credits through $name', (framework) => {
   const start = servers(framework, mock);
 
-  it('the same Idempotency-Key twice debits once; the decision carries the debit under that key', async () => {
+  it('the same Idempotency-Key twice debits once and runs once: the reuse is refused 422', async () => {
     const s = await start({ need: credits(10) });
     const key = `retry-${framework.name}`;
     const first = await ask(s, { account: A, idempotencyKey: key });
-    const retry = await ask(s, { account: A, idempotencyKey: key });
-    expect([first.status, retry.status]).toEqual([200, 200]);
+    const reuse = await ask(s, { account: A, idempotencyKey: key });
+    expect(first.status).toBe(200);
+    expectProblem(reuse, 422, 'idempotency_key_used');
+    expect(s.handled).toBe(1);
     expect(balance()).toBe(990);
-    expect([...mock.server.store.ledger.keys()]).toEqual([key]);
-    expect(mock.server.store.ledger.get(key)).toMatchObject({ account_ref_id: A, quantity: 10 });
-    // The request reaches the service each time; its ledger applies the key once.
-    expect(debits()).toBe(2);
+    expect(debits()).toBe(1);
+    // The ledger's key is derived from the account, the route and the header, never the header itself.
+    const [eventKey] = [...mock.server.store.ledger.keys()];
+    expect(mock.server.store.ledger.size).toBe(1);
+    expect(eventKey).toMatch(/^gate_[\w-]{43}$/);
+    expect(mock.server.store.ledger.get(eventKey as string)).toMatchObject({
+      account_ref_id: A,
+      quantity: 10,
+    });
     if (framework.seesDecision) {
-      const debit = { approved: true, debited: 10, remaining_balance: 990, event_key: key };
-      expect(echoed(first)).toMatchObject({ allowed: true, account_ref_id: A, debit });
-      expect(echoed(retry)).toMatchObject({ allowed: true, account_ref_id: A, debit });
+      const debit = { approved: true, debited: 10, remaining_balance: 990, event_key: eventKey };
+      expect(echoed(first)).toMatchObject({ allowed: true, account_ref_id: A, debit, idempotency: { key } });
     }
   });
 

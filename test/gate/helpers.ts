@@ -11,6 +11,7 @@ import {
   createAccessCache,
   createGate,
   type GateAllowed,
+  type GateIdempotencyOptions,
   type GateNeed,
   type GateNeeds,
   type GateOptions,
@@ -79,6 +80,8 @@ export interface Setup {
   tracker?: UsageTracker | undefined;
   holds?: CreditHolds | undefined;
   onError?: ((error: unknown) => void) | undefined;
+  /** The gate's `idempotency` option (a shared store, a fingerprint). */
+  idempotency?: GateIdempotencyOptions<GateRequest> | undefined;
   signingKey: string;
 }
 
@@ -94,6 +97,7 @@ export function gateOptions<Req extends GateRequest>(setup: Setup): GateOptions<
     tracker: setup.tracker,
     holds: setup.holds,
     onError: setup.onError && ((error: unknown) => setup.onError?.(error)),
+    idempotency: setup.idempotency as GateIdempotencyOptions<Req> | undefined,
     paywall:
       paywall === false
         ? undefined
@@ -120,6 +124,30 @@ export interface Route {
 function use(request: GateRequest, decision: GateAllowed | null | undefined): void {
   const used = header(request, 'x-use');
   if (used !== undefined) decision?.hold?.use(Number(used));
+}
+
+/** Handlers of requests with `x-pause: <name>` wait until `pause(name)`'s resume is called. */
+const pauses = new Map<string, Promise<void>>();
+
+/** Holds the handlers of requests sent with `x-pause: name` until the returned function is called. */
+export function pause(name: string): () => void {
+  let resume = () => {};
+  pauses.set(
+    name,
+    new Promise<void>((resolve) => {
+      resume = resolve;
+    }),
+  );
+  return () => {
+    pauses.delete(name);
+    resume();
+  };
+}
+
+/** Waits while the request's pause (if any) holds. */
+async function paused(request: GateRequest): Promise<void> {
+  const name = header(request, 'x-pause');
+  if (name !== undefined) await pauses.get(name);
 }
 
 /** How the handler answers the request: the status from `x-status` (200, 201 or 500), or a throw (`x-throw`). */
@@ -189,8 +217,9 @@ function expressFramework(wrapped: boolean): Framework {
       const gate = createGate<express.Request>(gateOptions(setup));
       const count = observer();
       const app = express();
-      const handler = (req: express.Request, res: express.Response) => {
+      const handler = async (req: express.Request, res: express.Response) => {
         count.run();
+        await paused(req);
         const { status, throws } = wanted(req);
         const billing: GateAllowed | null = res.locals.billing ?? null;
         use(req, billing);
@@ -226,6 +255,7 @@ const fastifyFramework: Framework = {
       preHandler: gate.fastify(route.need),
       handler: async (request, reply) => {
         count.run();
+        await paused(request);
         const { status, throws } = wanted(request);
         use(request, request.billing);
         if (throws) throw new Error('handler failed');
@@ -270,8 +300,9 @@ function honoFramework(wrapped: boolean): Framework {
       const count = observer();
       type Env = { Variables: { billing: GateAllowed } };
       const app = new Hono<Env>();
-      const handler = (c: Context<Env>) => {
+      const handler = async (c: Context<Env>) => {
         count.run();
+        await paused(c.req.raw);
         const { status, throws } = wanted(c.req.raw);
         const billing = c.get('billing') ?? null;
         use(c.req.raw, billing);
@@ -298,6 +329,7 @@ const protectFramework: Framework = {
     const count = observer();
     const handler = gate.protect(route.need, async (request: Request) => {
       count.run();
+      await paused(request);
       const { status, throws } = wanted(request);
       use(request, gate.decisionOf(request));
       if (throws) throw new Error('handler failed');

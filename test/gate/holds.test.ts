@@ -107,17 +107,35 @@ describe.each(FRAMEWORKS)('credit holds through $name', (framework) => {
     if (held.approved) await held.hold.release();
   });
 
-  it('the same Idempotency-Key twice settles once', async () => {
+  it('the same Idempotency-Key twice settles once: the reuse is refused 422, its handler never runs', async () => {
     const id = await account(100);
     const { served, holds } = await start(HOLD(10));
-    for (let i = 0; i < 2; i++) {
-      expect(
-        (await ask(served, { account: id, idempotencyKey: `key-${id}`, headers: { 'x-use': '7' } })).status,
-      ).toBe(200);
-      await until(() => holds.stats().settled === i + 1);
-    }
-    expect(debitsOf(id).map((d) => [d.event_key, d.quantity])).toEqual([[`key-${id}`, 7]]);
+    const key = `key-${id}`;
+    expect((await ask(served, { account: id, idempotencyKey: key, headers: { 'x-use': '7' } })).status).toBe(
+      200,
+    );
+    await until(() => holds.stats().settled === 1);
+    const reuse = await ask(served, { account: id, idempotencyKey: key, headers: { 'x-use': '7' } });
+    expectProblem(reuse, 422, 'idempotency_key_used');
+    expect(served.handled).toBe(1);
+    const debits = debitsOf(id);
+    expect(debits.map((d) => d.quantity)).toEqual([7]);
+    expect(debits[0]?.event_key).not.toBe(key);
     expect(balanceOf(id)).toBe(93);
+  });
+
+  it('a request that failed (500) runs again under its key, and settles once', async () => {
+    const id = await account(100);
+    const { served, holds } = await start(HOLD(10));
+    const key = `retry-${id}`;
+    expect((await ask(served, { account: id, idempotencyKey: key, status: 500 })).status).toBe(500);
+    await until(() => holds.stats().released === 1);
+    const retry = await ask(served, { account: id, idempotencyKey: key, headers: { 'x-use': '4' } });
+    expect(retry.status).toBe(200);
+    await until(() => holds.stats().settled === 1);
+    expect(served.handled).toBe(2);
+    expect(debitsOf(id).map((d) => d.quantity)).toEqual([4]);
+    expect(balanceOf(id)).toBe(96);
   });
 
   it('a store that fails answers 503 (never open), and lets no handler run', async () => {

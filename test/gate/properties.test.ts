@@ -137,8 +137,14 @@ describe('gate.check against a model', () => {
               approved: true,
               debited: s.credits,
               remaining_balance: BALANCE - s.credits,
-              ...(s.idempotencyKey === undefined ? {} : { event_key: s.idempotencyKey }),
             });
+            // With a key, the debit's event_key is derived from it (with the account and the route),
+            // never the client's own string: a key reaches no other account's ledger.
+            if (s.idempotencyKey !== undefined && decision.allowed) {
+              expect(decision.debit?.event_key).toMatch(/^gate_[\w-]{43}$/);
+              expect(decision.idempotency?.key).toBe(s.idempotencyKey);
+              await decision.idempotency?.done();
+            }
           }
         },
       ),
