@@ -16,136 +16,34 @@ import {
   entitlementQuestion,
   fromShared,
   isDenial,
-  preparedEntitlementQuestion,
-  preparedStatusQuestion,
   type Question,
   statusQuestion,
   toShared,
   yesOf,
 } from './answers.js';
 import { Generations } from './generations.js';
+import { type Checked, LOOKUPS, type LookupSpec, NO_OPTIONS, passes, STAND_IN, statusOf } from './lookups.js';
 import { answerLru } from './lru.js';
 import { type AccessCacheOptions, type ResolvedAccessOptions, resolveAccessOptions } from './options.js';
 
-/**
- * Where a lookup's answer came from: memory within its ttl (`'cache'`), memory past it while one
- * request refreshes it (`'stale'`), or a request to the service or the shared store (`'live'`).
- */
-export type AccessAnswerSource = 'cache' | 'stale' | 'live';
+import type {
+  AccessCache,
+  AccessCacheStats,
+  AccessLookupOptions,
+  AccessLookupOutcome,
+  AccessLookups,
+  PreparedAccessLookup,
+} from './types.js';
 
-/** What a lookup tells the caller who passed {@link AccessLookupOptions.outcome}. */
-export interface AccessLookupOutcome {
-  /** Where the answer came from; set once the lookup answered, left unset when it rejected. */
-  source?: AccessAnswerSource | undefined;
-}
-
-/** Options of one lookup. */
-export interface AccessLookupOptions {
-  /**
-   * Stops this caller's wait (it rejects with `APIUserAbortError`); a request other lookups share
-   * goes on for them.
-   */
-  signal?: AbortSignal | undefined;
-  /**
-   * An object of yours the lookup fills when it answers, as lru-cache's `status` option: `source`
-   * says where the answer came from (for a metric, a response header, or `createGate`'s
-   * `source`). Left as it was when the lookup rejects.
-   */
-  outcome?: AccessLookupOutcome | undefined;
-}
-
-/** The lookups {@link AccessCache.prepare} prepares, by name. */
-export interface AccessLookups {
-  isActive: { params: Omit<AccountStatusParams, 'account_ref_id'>; answer: boolean };
-  status: { params: Omit<AccountStatusParams, 'account_ref_id'>; answer: AccountStatus };
-  hasEntitlement: { params: Omit<EntitlementCheckParams, 'account_ref_id'>; answer: boolean };
-}
-
-/**
- * A lookup prepared by {@link AccessCache.prepare}: the account is its one parameter, checked on
- * every call. `options`, when given, are checked on that call; each one given replaces the one
- * given to `prepare`.
- */
-export type PreparedAccessLookup<T> = (account_ref_id: string, options?: AccessLookupOptions) => Promise<T>;
-
-/** Counters since the cache was made, and its size now. */
-export interface AccessCacheStats {
-  /** Lookups answered from memory, fresh. */
-  hits: number;
-  /** Lookups that waited for the service (or the shared store). */
-  misses: number;
-  /** Lookups answered with an answer past its ttl (within `staleMs`) while it was refreshed. */
-  stale: number;
-  /** Requests made to the service or the shared store to fill or refresh an answer. */
-  refreshes: number;
-  /** Calls of `invalidate` (webhooks included). */
-  invalidations: number;
-  /** Answers held now (requests in flight included). */
-  entries: number;
-}
-
-/**
- * Access answers without a round trip: `isActive`, `status` and `hasEntitlement` as the client
- * answers them, kept in memory (and, with a shared store, across instances), refreshed in the
- * background, dropped by `invalidate`. Made by {@link createAccessCache}.
- */
-export interface AccessCache {
-  /** As `billing.accounts.isActive` (same parameters and checks), from memory when it can be. */
-  isActive(params: AccountStatusParams, options?: AccessLookupOptions): Promise<boolean>;
-  /**
-   * As `billing.accounts.status`, from memory when it can be: the service's documented not-found
-   * answer is kept (for `denyTtlMs`) and thrown again as the same `NotFoundError`.
-   */
-  status(params: AccountStatusParams, options?: AccessLookupOptions): Promise<AccountStatus>;
-  /**
-   * `has_access` of `billing.entitlements.check` (same parameters and checks), from memory when it
-   * can be; the documented not-found answer (unknown account) is `false`.
-   */
-  hasEntitlement(params: EntitlementCheckParams, options?: AccessLookupOptions): Promise<boolean>;
-  /**
-   * One of the three lookups with everything but the account fixed and checked now, once: for a
-   * question asked again and again (a route's need), the parameters and options are not checked
-   * again on every call. Each call answers exactly what the unprepared lookup answers for the same
-   * parameters (its value, its error, its `outcome`), the account checked as it checks it.
-   *
-   * @param lookup - `'isActive'`, `'status'` or `'hasEntitlement'`.
-   * @param params - That lookup's parameters without `account_ref_id`.
-   * @param options - Options of every call (see {@link AccessLookupOptions}).
-   * @throws {@link InvalidRequestError} when `lookup`, a parameter or an option is invalid, as the
-   * unprepared lookup would reject (naming the same fields).
-   * @example
-   * ```ts
-   * import { BillingClient, createAccessCache } from 'billing-sdk';
-   *
-   * const access = createAccessCache(new BillingClient());
-   * const canExport = access.prepare('hasEntitlement', {
-   *   product_code: 'ai-assistant',
-   *   entitlement_code: 'export',
-   * });
-   * if (await canExport('acct_1')) {
-   *   // serve the export
-   * }
-   * ```
-   */
-  prepare<K extends keyof AccessLookups>(
-    lookup: K,
-    params: AccessLookups[K]['params'],
-    options?: AccessLookupOptions,
-  ): PreparedAccessLookup<AccessLookups[K]['answer']>;
-  /**
-   * Drops every answer about the account, here and (with a shared store) on every instance; once
-   * it resolves, no lookup here is answered from before it, and a request that was in flight never
-   * stores its answer. When the shared store fails, the answers here are dropped all the same, the
-   * failure goes to `onError`, and the call rejects with it (the store's `StoreError`): the other
-   * instances keep their answers up to their ttl, so the caller must retry (the webhook handlers
-   * answer 500 and the sender delivers again).
-   */
-  invalidate(account_ref_id: string): Promise<void>;
-  /** Counters and size, for metrics. */
-  stats(): AccessCacheStats;
-  /** Stops watching the store and aborts requests in flight; later lookups reject. */
-  close(): Promise<void>;
-}
+export type {
+  AccessAnswerSource,
+  AccessCache,
+  AccessCacheStats,
+  AccessLookupOptions,
+  AccessLookupOutcome,
+  AccessLookups,
+  PreparedAccessLookup,
+} from './types.js';
 
 /** An answer and when the service gave it (the cache's clock). */
 interface Entry {
@@ -536,59 +434,6 @@ class Cache implements AccessCache {
       );
     }
   }
-}
-
-/** What an endpoint's parameters are checked with. */
-type Checked = { rules: Parameters<typeof check>[2]; cross?: Parameters<typeof check>[3] };
-
-/** One of the lookups `prepare` knows: the unprepared path's parts, and its prepared question. */
-interface LookupSpec {
-  operation: string;
-  endpoint: Checked;
-  // biome-ignore lint/suspicious/noExplicitAny: each spec's question takes its own parameters.
-  question: (params: any) => Question;
-  prepared: (params: Record<string, unknown>) => (account: string) => Question;
-  read: (answer: Answer) => unknown;
-}
-
-const LOOKUPS: Record<keyof AccessLookups, LookupSpec> = {
-  isActive: {
-    operation: 'access.isActive',
-    endpoint: accountStatus,
-    question: statusQuestion,
-    prepared: preparedStatusQuestion,
-    read: yesOf,
-  },
-  status: {
-    operation: 'access.status',
-    endpoint: accountStatus,
-    question: statusQuestion,
-    prepared: preparedStatusQuestion,
-    read: statusOf,
-  },
-  hasEntitlement: {
-    operation: 'access.hasEntitlement',
-    endpoint: checkEntitlement,
-    question: entitlementQuestion,
-    prepared: preparedEntitlementQuestion,
-    read: yesOf,
-  },
-};
-
-/** An account every account rule takes: stands in for the one each prepared call passes. */
-const STAND_IN = 'account';
-const NO_OPTIONS: AccessLookupOptions = Object.freeze({});
-
-/** Whether `value` passes every rule (`required` is a marker that passes anything). */
-function passes(rules: Rule[], value: unknown): boolean {
-  for (const rule of rules) if (rule(value) !== undefined) return false;
-  return true;
-}
-
-/** `status`'s reading of an answer: the kept not-found answer is thrown again. */
-function statusOf(answer: Answer): AccountStatus {
-  if (answer.kind === 'not-found') throw answer.error;
-  return (answer as Extract<Answer, { kind: 'status' }>).status;
 }
 
 /** A lookup after `close()`: a typed error, never a hang or a bare Error. */

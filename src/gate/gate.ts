@@ -65,6 +65,26 @@ const paywallRules = {
   linkTtlMs: [integer(1)],
 };
 
+/** The route's usage, handed to the tracker (a refusal goes to `onError` by the caller; the answer stands). */
+function trackUsage<Req extends GateRequest>(
+  tracker: GateOptions<Req>['tracker'],
+  needs: CheckedNeeds<Req>,
+  request: Req,
+  allowed: GateAllowed,
+  waitUntil: WaitUntil | undefined,
+): Promise<unknown> {
+  return Promise.all(
+    needs.usage.map(async (usage) => {
+      const quantity = await quantityOf(usage.quantity, request, 'need.usage.quantity');
+      const { product_code, meter_code } = usage;
+      await tracker?.track(
+        { account_ref_id: allowed.account_ref_id, product_code, meter_code, quantity },
+        waitUntil && { waitUntil },
+      );
+    }),
+  );
+}
+
 /**
  * A route's billing decision in one call, for any framework: who asks (your `account`), may they
  * (subscription and entitlement from the access cache, credits debited once per client request),
@@ -113,23 +133,6 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
       given.access,
     );
 
-  /** The route's usage, told to `onError` when the tracker refuses it (the answer stands). */
-  const track = (
-    needs: CheckedNeeds<Req>,
-    request: Req,
-    allowed: GateAllowed,
-    waitUntil: WaitUntil | undefined,
-  ) =>
-    Promise.all(
-      needs.usage.map(async (usage) => {
-        const quantity = await quantityOf(usage.quantity, request, 'need.usage.quantity');
-        const { product_code, meter_code } = usage;
-        await given.tracker?.track(
-          { account_ref_id: allowed.account_ref_id, product_code, meter_code, quantity },
-          waitUntil && { waitUntil },
-        );
-      }),
-    );
   /**
    * After the answer (`status` undefined: the handler threw or the connection closed first): the
    * hold settled after a 2xx, else released; the usage after a 2xx; the `Idempotency-Key`'s claim
@@ -148,7 +151,8 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     const report = (error: unknown) => safely(() => given.onError?.(error, request));
     const steps: Promise<unknown>[] = [];
     if (allowed.hold instanceof RouteHold) steps.push(allowed.hold.close(ok).catch(report));
-    if (ok && needs.usage.length) steps.push(track(needs, request, allowed, waitUntil).catch(report));
+    if (ok && needs.usage.length)
+      steps.push(trackUsage(given.tracker, needs, request, allowed, waitUntil).catch(report));
     if (allowed.idempotency instanceof KeyClaim) steps.push(allowed.idempotency.close(status).catch(report));
     const done = Promise.all(steps).then(() => {});
     try {

@@ -22,6 +22,7 @@ export {
   StoreError,
   type StoreErrorCode,
 } from '../core/errors/index.js';
+export type { ServiceScoped } from '../util/service-namespace.js';
 export { type RedisAccessStoreOptions, redisAccessStore } from './access-store.js';
 export type { IoRedisLike, NodeRedisClusterLike, RedisClient, RedisLike } from './adapt.js';
 export { type RedisCooldownOptions, redisCooldown } from './cooldown.js';

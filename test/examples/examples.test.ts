@@ -39,7 +39,7 @@ const expected: Record<string, RegExp[]> = {
   'credit-holds.mjs': [
     /^ran: \d+ tokens charged\nran: \d+ tokens charged\nrefused: 200 available$/m,
     /^balance 799: charged what was used \(201\), not what was held$/m,
-    /settled: 2,\n\s+released: 0,\n\s+expired: 0,\n\s+balanceReads: 1,\n\s+open: 0/,
+    /settled: 2,\n\s+unpaid: 0,\n\s+released: 0,\n\s+expired: 0,\n\s+balanceReads: 1,\n\s+open: 0/,
   ],
   'invoice-report.mjs': [/^45 invoices for acct_active$/m, /^paid\s+usd\s+25\b/m],
   'webhook-receiver-express.mjs': [

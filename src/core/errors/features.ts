@@ -191,9 +191,9 @@ export class SpoolError extends BillingError {
    * came too late or was lost, a write whose sync failed): it may still be sent. Retry `track`
    * with this same `eventKey` (as the event's `event_key`): the service records a key once.
    */
-  declare readonly outcome?: 'unknown';
+  declare readonly outcome?: 'unknown' | undefined;
   /** With {@link outcome}: the `event_key` the event was (perhaps) stored under. */
-  declare readonly eventKey?: string;
+  declare readonly eventKey?: string | undefined;
 
   /**
    * Built by a spool when it cannot do what was asked.
@@ -206,7 +206,7 @@ export class SpoolError extends BillingError {
   constructor(
     code: SpoolErrorCode,
     message: string,
-    options?: { cause?: unknown; outcome?: 'unknown'; eventKey?: string },
+    options?: { cause?: unknown; outcome?: 'unknown' | undefined; eventKey?: string | undefined },
   ) {
     super(message, options && 'cause' in options ? { cause: options.cause } : undefined);
     this.code = code;
