@@ -67,7 +67,9 @@ export interface AccessStore {
    * Optional: this store for the service one client talks to. `createAccessCache` calls it once,
    * with a digest of its client's API key and base URL (never the key), and uses what it returns,
    * so clients of different services (a sandbox key and a live one, two base URLs) sharing one
-   * store never see each other's answers. `redisAccessStore` puts the digest in its keys.
+   * store never see each other's answers. `redisAccessStore` puts the digest in its keys. A
+   * wrapper that spreads a store (`{ ...store, watch }`) must define `forService` too, wrapping
+   * what the inner store's returns: the spread one alone gives the cache the inner store, unwrapped.
    */
   forService?(service: string): AccessStore;
 }

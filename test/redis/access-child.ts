@@ -19,18 +19,28 @@ export function watchedAccessCache(store: AccessStore, ttlMs: number) {
       ttlMs,
       denyTtlMs: ttlMs,
       staleMs: ttlMs,
-      store: {
-        ...store,
-        watch: (listener, onError) =>
-          store.watch((account) => {
-            listener(account);
-            print({ type: 'told', account: account ?? null, at: now() });
-          }, onError),
-      },
+      store: printingWatch(store),
       onError: (error) => void onErrors.push(String(error)),
     },
   );
   return { access, onErrors };
+}
+
+/**
+ * `store` whose watch listener prints {"type":"told"} after each call. The cache scopes its store to
+ * its client's service (`forService`), so the wrapper scopes too and wraps what that returns: a
+ * spread `forService` alone would hand the cache the inner store's scoped copy, unwrapped.
+ */
+function printingWatch(store: AccessStore): AccessStore {
+  return {
+    ...store,
+    watch: (listener, onError) =>
+      store.watch((account) => {
+        listener(account);
+        print({ type: 'told', account: account ?? null, at: now() });
+      }, onError),
+    forService: (service) => printingWatch(store.forService?.(service) ?? store),
+  };
 }
 
 /**
