@@ -16,7 +16,7 @@ export function serviceNamespace(apiKey: string, baseUrl: string): string {
 
 /**
  * A store or cooldown whose content comes from the service: `forService` gives the instance that
- * serves one service (its keys under that service's {@link serviceNamespace}). The client, the
+ * serves one service (its keys under that service's namespace: a digest of its API key and base URL, never the key). The client, the
  * access cache and the credit holds call it once, when they are made, with their client's namespace.
  */
 export interface ServiceScoped<T> {
