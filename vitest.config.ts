@@ -49,6 +49,11 @@ const DRILLS = [
   'test/redis/tracker-processes.test.ts',
   'test/postgres/relay-processes.test.ts',
   'test/tracker/chaos-file.test.ts',
+  // The CLI's bin run against every spool for its fault cases (URL secrets, a spool that is not
+  // there, relay --once ending): about 60 s of child processes, run once by the drills.
+  'test/cli/secrets.test.ts',
+  'test/cli/no-spool.test.ts',
+  'test/cli/relay-once-ends.test.ts',
 ];
 
 const skipped = [
