@@ -81,7 +81,7 @@ describe('redisSpool: a stream lost under it', () => {
     );
     const { unsent } = await usage.close({ timeoutMs: 1_500 });
     const recorded = mock.server.store.usageEvents.filter((e) => keys.includes(e.event_key)).length;
-    expect(unsent).toBeGreaterThan(0);
+    // Whatever the tracker still held may have been sent after the loss; none is counted as sent elsewhere.
     expect(recorded + unsent).toBe(20);
   }, 30_000);
 });

@@ -10,6 +10,7 @@ import {
   WebhookError,
   type WebhookHandlerOptions,
 } from '../../src/index.js';
+import { MAX_DURATION_MS } from '../../src/internal/duration.js';
 import { webhookProcessor } from '../../src/webhooks/handle.js';
 import { anything, binaryString } from '../arbitraries.js';
 
@@ -236,7 +237,8 @@ describe("the handlers' options, anything", () => {
     onEvent: (v) => typeof v === 'function',
     onError: (v) => absent(v) || typeof v === 'function',
     dedupe: (v) => absent(v) || hasMethods(v, ['claim', 'renew', 'complete', 'release']),
-    claimTtlMs: (v) => absent(v) || (typeof v === 'number' && Number.isFinite(v) && v >= 1),
+    claimTtlMs: (v) =>
+      absent(v) || (typeof v === 'number' && Number.isFinite(v) && v >= 1 && v <= MAX_DURATION_MS),
     maxBodyBytes: (v) => absent(v) || (typeof v === 'number' && v >= 0),
     access: (v) => absent(v) || hasMethods(v, ['invalidate']),
     holds: (v) => absent(v) || hasMethods(v, ['invalidate']),
