@@ -28,7 +28,11 @@ const apps = [
   // has it (the three HTTP-date forms, ~0.5 KB), every configured secret scrubbed from every part of
   // an answer and Location without its query (~0.3 KB), the page envelope and unusable-answer checks
   // and the short-list PaginationError (~0.4 KB): correctness and privacy every client needs.
-  { name: 'BillingClient + invoices.list', entry: 'client-app.js', budget: 27_700, skip: /jose-sign/ },
+  // 28.8 KB after the merge of wave 6 (27.7 -> 28.7 KB): every client keys its shared stores by a
+  // digest of its API key and base URL (a synchronous SHA-256, util/sha256.ts, ~0.6 KB) and scopes its
+  // cooldown at construction; the tracker's and gate's fixes add nothing here. Worth a look: load the
+  // digest only where a shared store is given.
+  { name: 'BillingClient + invoices.list', entry: 'client-app.js', budget: 28_800, skip: /jose-sign/ },
   // 6.1 KB since issue 51 (5,961 -> 6,037 B): only http(s) links are signed; appUrl joined with the URL API.
   { name: 'signHostedLink only', entry: 'sign-app.js', budget: 6_100, skip: undefined },
   // The access cache is a standalone function: the client app above does not grow. What it adds
@@ -37,11 +41,13 @@ const apps = [
   // 34.6 KB since issues 26 and 28 (34,429 → 34,547 B), for a synchronous fresh-answer read (removed
   // in issue 34: 34,464 B now) and the warm-up of the request path on a shared store (+21 B).
   // 35.8 KB since issues 47, 49 and 51: the client's own growth (see above), nothing of the cache's.
-  { name: 'BillingClient + access cache', entry: 'access-app.js', budget: 35_800, skip: /jose-sign/ },
+  // 37.8 KB after wave 6: the client's growth (above) and the cache's prepared lookups and bounded options.
+  { name: 'BillingClient + access cache', entry: 'access-app.js', budget: 37_800, skip: /jose-sign/ },
   // Credit holds are a standalone function too: the client app above does not grow. What they add
   // here is the holds, the hold and the memory store, ~2.1 KB (28,475 B at issue 37).
   // 29.8 KB since issues 47, 49 and 51: the client's own growth (see above), nothing of the holds'.
-  { name: 'BillingClient + credit holds', entry: 'holds-app.js', budget: 29_800, skip: /jose-sign/ },
+  // 32.1 KB after wave 6: the client's growth, hold.extend, the settle refusal and the stores' one argument check.
+  { name: 'BillingClient + credit holds', entry: 'holds-app.js', budget: 32_100, skip: /jose-sign/ },
 ];
 
 export async function measure() {
