@@ -10,7 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // README, the guides and CONTRIBUTING.md (projectDocuments) with the API reference into one site:
 // TypeDoc rewrites a relative link to a project document into a link to its page (a link it cannot
 // resolve would be copied as a raw file into media/). One run, with the project's own config,
-// writing HTML to a temporary directory instead of docs/.
+// writing HTML to a temporary directory instead of docs/. `--skipErrorChecking`: `npm test` type-checks
+// the project with tsc before this runs, and TypeDoc's own second type-check is most of its time
+// (the run takes 10 s without it, 26 s with it, on 2 cores); every TypeDoc warning (an undocumented member, a broken link) is still
+// raised. `npm run docs` keeps the full check.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const typedoc = join(root, 'node_modules', 'typedoc', 'bin', 'typedoc');
 
@@ -30,7 +33,7 @@ let run: { status: number | null; output: string };
 beforeAll(() => {
   out = mkdtempSync(join(tmpdir(), 'billing-sdk-docs-'));
   // Node itself rather than npx: npm prints its own warnings, which are not TypeDoc's.
-  const result = spawnSync(process.execPath, [typedoc, '--out', out], {
+  const result = spawnSync(process.execPath, [typedoc, '--out', out, '--skipErrorChecking'], {
     cwd: root,
     encoding: 'utf8',
     env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
