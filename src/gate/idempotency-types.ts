@@ -51,7 +51,8 @@ export interface GateIdempotencyOptions<Req = Request> {
    * route and fingerprint) with that key gets it again with `Idempotent-Replayed: true`: the
    * handler does not run, nothing is charged. A larger body, one that is not text, or a store
    * without `answer` (a `DedupeStore` of your own written before it): the key is used, `422` as
-   * without `replay`. Another request with the key is still `422` (`idempotency_key_mismatch`), and
+   * without `replay`. The default memory store holds 10 000 keys, so as many answers of up to
+   * `maxBytes`. Another request with the key is still `422` (`idempotency_key_mismatch`), and
    * one while it is in flight `409`.
    */
   replay?: boolean | GateReplayOptions | undefined;
