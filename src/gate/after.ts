@@ -46,13 +46,14 @@ export async function delivered<Req>(
   const claim = decision.idempotency instanceof KeyClaim ? decision.idempotency : undefined;
   // A gate that replays keeps the answer of a request with a key (a 5xx frees the key: never kept).
   const kept = claim && status < 500 ? claim.answerBody() : undefined;
-  const answered = () =>
-    kept &&
-    claim?.answered(
-      status,
-      keptHeaders((name) => response.headers.get(name) ?? undefined),
-      kept,
-    );
+  const answered = () => {
+    if (kept)
+      claim?.answered(
+        status,
+        keptHeaders((name) => response.headers.get(name) ?? undefined),
+        kept,
+      );
+  };
   if (
     body === null ||
     !(succeeded(status) || kept) ||

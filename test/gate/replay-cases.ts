@@ -55,7 +55,7 @@ export function replayCases(
       ] as const;
     };
 
-    it('a used key gets its answer again, with Idempotent-Replayed, on either instance: one run, one debit', async () => {
+    it('a used key gets its answer (2xx or 4xx) again, with Idempotent-Replayed, on either instance: one run, one debit', async () => {
       const [one, two] = await instances();
       const key = newKey();
       const first = await ask(one, { account: A, idempotencyKey: key, status: 201 });
@@ -65,6 +65,12 @@ export function replayCases(
       expect(one.handled + two.handled).toBe(1);
       expect(debits()).toBe(1);
       expect(balance()).toBe(995);
+      // A 4xx is an answer like any other below 500: kept, and its key never run again.
+      const other = newKey();
+      const missing = await ask(two, { account: A, idempotencyKey: other, status: 404 });
+      expect(missing.status).toBe(404);
+      expectReplay(await settled(one, { account: A, idempotencyKey: other, status: 404 }), missing);
+      expect(one.handled + two.handled).toBe(2);
     });
 
     it.skipIf(which === 'shared')(

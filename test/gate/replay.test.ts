@@ -1,3 +1,4 @@
+import express from 'express';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -8,7 +9,7 @@ import {
   InvalidRequestError,
   memoryDedupeStore,
 } from '../../src/index.js';
-import { clientFor, useMockServer } from '../helpers.js';
+import { clientFor, serveNode, useMockServer } from '../helpers.js';
 import { A, AI, credits, DEBIT_PATH } from './helpers.js';
 import { replayCases } from './replay-cases.js';
 
@@ -152,5 +153,94 @@ describe('idempotency.replay under gate.check: done(answer) keeps the answer', (
     ]);
     now = 1_000;
     expect(store.answer?.('a')).toBeUndefined();
+  });
+});
+
+describe('idempotency.replay: what is kept of a body as it is sent', () => {
+  const options = (maxBytes: number) => {
+    const billing = clientFor(mock.server, { maxRetries: 0 });
+    return { billing, access: createAccessCache(billing), idempotency: { replay: { maxBytes } } };
+  };
+
+  it('Express: every chunk of res.write and res.end is kept; a body that is no UTF-8 text is not (422)', async () => {
+    const gate = createGate<express.Request>({ ...options(64), account: (req) => req.get('x-account') });
+    let runs = 0;
+    const app = express();
+    app.post('/text', gate.express(credits(1)), (_req, res) => {
+      runs += 1;
+      res.type('text/plain');
+      res.write('one,');
+      res.write(Buffer.from('two,'));
+      res.end('three');
+    });
+    app.post('/binary', gate.express(credits(1)), (_req, res) => {
+      runs += 1;
+      res.type('application/octet-stream').end(Buffer.from([0xff, 0xfe, 0x00]));
+    });
+    const server = await serveNode(app);
+    /** Asked again on a 409: Express marks the key once its answer was sent. */
+    const post = async (path: string) => {
+      for (let i = 0; ; i++) {
+        const r = await fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { 'x-account': A, 'idempotency-key': `k${path}` },
+        });
+        if (r.status !== 409 || i === 100) return r;
+        await r.arrayBuffer();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    try {
+      expect(await (await post('/text')).text()).toBe('one,two,three');
+      const again = await post('/text');
+      expect([again.status, again.headers.get('idempotent-replayed'), await again.text()]).toEqual([
+        200,
+        'true',
+        'one,two,three',
+      ]);
+      expect(again.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect((await post('/binary')).status).toBe(200);
+      expect((await post('/binary')).status).toBe(422);
+      expect(runs).toBe(2); // /text once, /binary once
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('protect: a streamed body is counted as it is read; past maxBytes nothing is kept (422)', async () => {
+    const answer = (maxBytes: number) => {
+      const gate = createGate({
+        ...options(maxBytes),
+        account: (r: Request) => r.headers.get('x-account') ?? undefined,
+      });
+      return gate.protect(credits(1), () => {
+        const chunks = ['0123456789', 'abcdefghij', 'klmnopqrst'];
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            const next = chunks.shift();
+            if (next === undefined) controller.close();
+            else controller.enqueue(new TextEncoder().encode(next));
+          },
+        });
+        return new Response(body, { headers: { 'content-type': 'text/plain', 'set-cookie': 's=1' } });
+      });
+    };
+    const request = (key: string) =>
+      new Request('http://app.test/s', {
+        method: 'POST',
+        headers: { 'x-account': A, 'idempotency-key': key },
+      });
+    const kept = answer(30);
+    expect(await (await kept(request('fits'))).text()).toHaveLength(30);
+    const again = await kept(request('fits'));
+    expect([again.status, await again.text(), again.headers.get('set-cookie')]).toEqual([
+      200,
+      '0123456789abcdefghijklmnopqrst',
+      null,
+    ]);
+    const bounded = answer(29);
+    expect(await (await bounded(request('over'))).text()).toHaveLength(30);
+    expect((await bounded(request('over'))).status).toBe(422);
+    expect(debits()).toBe(2);
   });
 });
