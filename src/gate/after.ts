@@ -34,6 +34,8 @@ export async function after<Req>(
  * last read (the client had every byte) settles what the handler used and tracks the usage; a stream
  * that errors or a client that cancels releases the hold and tracks nothing. With `waitUntil`, the
  * platform is handed that work when the answer leaves; without, the body's end waits for it.
+ * On a gate with `idempotency.replay`, a request with a key has its answer below 500 kept as it is
+ * read (a 4xx's body wrapped for that too) and handed to the key's claim at the body's end.
  */
 export async function delivered<Req>(
   route: GateRoute<Req>,
