@@ -46,7 +46,12 @@ export type {
   ReserveResult,
 } from './credits/types.js';
 export { createGate } from './gate/gate.js';
-export type { GateIdempotency, GateIdempotencyOptions } from './gate/idempotency-types.js';
+export type {
+  GateAnswer,
+  GateIdempotency,
+  GateIdempotencyOptions,
+  GateReplayOptions,
+} from './gate/idempotency-types.js';
 export type {
   CreditsNeed,
   EntitlementNeed,

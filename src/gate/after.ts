@@ -1,3 +1,5 @@
+import { KeyClaim } from './idempotency.js';
+import { keptHeaders } from './replay.js';
 import { type GateRoute, succeeded, type WaitUntil } from './route.js';
 import type { GateAllowed } from './types.js';
 
@@ -32,6 +34,8 @@ export async function after<Req>(
  * last read (the client had every byte) settles what the handler used and tracks the usage; a stream
  * that errors or a client that cancels releases the hold and tracks nothing. With `waitUntil`, the
  * platform is handed that work when the answer leaves; without, the body's end waits for it.
+ * On a gate with `idempotency.replay`, a request with a key has its answer below 500 kept as it is
+ * read (a 4xx's body wrapped for that too) and handed to the key's claim at the body's end.
  */
 export async function delivered<Req>(
   route: GateRoute<Req>,
@@ -41,12 +45,24 @@ export async function delivered<Req>(
   response: Response,
 ): Promise<Response> {
   const { status, body } = response;
+  const claim = decision.idempotency instanceof KeyClaim ? decision.idempotency : undefined;
+  // A gate that replays keeps the answer of a request with a key (a 5xx frees the key: never kept).
+  const kept = claim && status < 500 ? claim.answerBody() : undefined;
+  const answered = () => {
+    if (kept)
+      claim?.answered(
+        status,
+        keptHeaders((name) => response.headers.get(name) ?? undefined),
+        kept,
+      );
+  };
   if (
     body === null ||
-    !succeeded(status) ||
+    !(succeeded(status) || kept) ||
     body.locked ||
     (request as { method?: string }).method === 'HEAD'
   ) {
+    if (body === null) answered();
     // Nothing the gate could follow (a body already locked is the handler's own affair): finished now.
     const done = route.finish(request, decision, status, waitUntil);
     if (!waitUntil) await done;
@@ -72,6 +88,9 @@ export async function delivered<Req>(
       // The platform refused it now: `finish` hands its work again when the body ends, and reports a refusal then.
     }
   }
+  // A 2xx not delivered whole is not served (its hold released, its key free for the retry); any
+  // other answer, wrapped only to be kept, uses its key whatever the client read, as unwrapped.
+  const lost = succeeded(status) ? undefined : status;
   const reader = body.getReader();
   const wrapped = new ReadableStream<Uint8Array>(
     {
@@ -80,20 +99,22 @@ export async function delivered<Req>(
         try {
           chunk = await reader.read();
         } catch (error) {
-          void end(undefined);
+          void end(lost);
           controller.error(error);
           return;
         }
         if (!chunk.done) {
+          kept?.add(chunk.value);
           controller.enqueue(chunk.value);
           return;
         }
+        answered();
         const finishing = end(status);
         if (!waitUntil) await finishing;
         controller.close();
       },
       cancel(reason) {
-        void end(undefined);
+        void end(lost);
         return reader.cancel(reason);
       },
     },
@@ -148,5 +169,57 @@ export function watchNode<Req>(
       void route.finish(request, allowed, ended);
       return false;
     },
+  };
+}
+
+/** What the gate wraps of a Node response (Node's `ServerResponse`) to keep its answer. */
+interface NodeWrites {
+  statusCode: number;
+  writeHead: (...args: unknown[]) => unknown;
+  write?: ((...args: unknown[]) => unknown) | undefined;
+  end: (...args: unknown[]) => unknown;
+  getHeader?: ((name: string) => unknown) | undefined;
+}
+
+/** A header's value as Node holds it (a string, a number, a list), as one string. */
+const headerText = (value: unknown): string | undefined =>
+  value === undefined || value === null ? undefined : Array.isArray(value) ? value.join(', ') : String(value);
+
+/**
+ * On a gate that replays, for an allowed request with a key: keeps what the handler sends through
+ * Node's `res` (Express, Fastify's `reply.raw`) by wrapping this one response's `writeHead`, `write`
+ * and `end`; the answer is handed to the key's claim when `end` is called, before Node's `finish`
+ * closes the claim. Any other request's response is left as it is: no work without a key.
+ */
+export function keepNodeAnswer(res: object, decision: GateAllowed): void {
+  const claim = decision.idempotency instanceof KeyClaim ? decision.idempotency : undefined;
+  const kept = claim?.answerBody();
+  const r = res as NodeWrites;
+  if (!claim || !kept || typeof r.end !== 'function' || typeof r.writeHead !== 'function') return;
+  const { writeHead, write, end } = r;
+  // Fastify hands its headers to writeHead, where getHeader never sees them.
+  const given = new Map<string, string>();
+  r.writeHead = function (this: unknown, ...args: unknown[]) {
+    const headers = args.find((arg) => typeof arg === 'object' && arg !== null);
+    const pairs: [unknown, unknown][] = Array.isArray(headers)
+      ? headers.flatMap((_, i) => (i % 2 === 0 ? [[headers[i], headers[i + 1]] as [unknown, unknown]] : []))
+      : Object.entries(headers ?? {});
+    for (const [name, value] of pairs) {
+      const text = headerText(value);
+      if (text !== undefined) given.set(String(name).toLowerCase(), text);
+    }
+    return writeHead.apply(this, args);
+  };
+  if (typeof write === 'function') {
+    r.write = function (this: unknown, ...args: unknown[]) {
+      kept.add(args[0], typeof args[1] === 'string' ? args[1] : undefined);
+      return write.apply(this, args);
+    };
+  }
+  r.end = function (this: unknown, ...args: unknown[]) {
+    if (typeof args[0] !== 'function') kept.add(args[0], typeof args[1] === 'string' ? args[1] : undefined);
+    const headers = keptHeaders((name) => given.get(name) ?? headerText(r.getHeader?.(name)));
+    claim.answered(r.statusCode, headers, kept);
+    return end.apply(this, args);
   };
 }

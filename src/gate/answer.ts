@@ -10,6 +10,7 @@ const TITLES: Record<GateDenialReason, string> = {
   idempotency_key_in_flight: 'Idempotency-Key in use',
   idempotency_key_used: 'Idempotency-Key already used',
   idempotency_key_mismatch: 'Idempotency-Key reused with another request',
+  idempotency_key_replayed: 'Idempotency-Key replayed',
 };
 
 /** Denials are per account and per moment: no cache may keep them. */

@@ -15,7 +15,14 @@ import { safely } from '../util/safely.js';
 import { randomUUID } from '../util/uuid.js';
 import { problem, redirect } from './answer.js';
 import { RouteHold } from './hold.js';
-import { claimKey, type Idempotency, KeyClaim, type KeyRefusal, refuseKey } from './idempotency.js';
+import {
+  claimKey,
+  type Idempotency,
+  KeyClaim,
+  type KeyRefusal,
+  refuseKey,
+  replayKey,
+} from './idempotency.js';
 import type { PaywallLinks } from './links.js';
 import { type CheckedNeeds, type NeedLookup, quantityOf } from './needs.js';
 import { isNavigation } from './request.js';
@@ -50,7 +57,7 @@ const worse = (a: GateSource, b: GateSource): GateSource => (RANK[a] >= RANK[b] 
 
 /** What a refusal needs to be answered: who, why, which need, and what the service said. */
 interface Refusal<Req> {
-  reason: Exclude<GateDenialReason, KeyRefusal>;
+  reason: Exclude<GateDenialReason, KeyRefusal | 'idempotency_key_replayed'>;
   need?: GateNeed<Req> | undefined;
   remaining_balance?: number | undefined;
   retryAfterS?: number | undefined;
@@ -99,6 +106,7 @@ export async function decide<Req extends GateRequest>(
     if (claim !== 'unavailable') return refuseKey(claim, account);
     return deny(gate, request, account, { reason: 'unavailable' }, needs);
   }
+  if (claim !== undefined && !(claim instanceof KeyClaim)) return replayKey(claim, account);
   let charged: Charged = {};
   if (needs.credits.length) {
     let outcome: Charged | Refusal<Req>;

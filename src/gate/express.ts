@@ -1,4 +1,4 @@
-import { watchNode } from './after.js';
+import { keepNodeAnswer, watchNode } from './after.js';
 import type { GateRoute } from './route.js';
 import type { NodeMiddleware, NodeResponseLike } from './types.js';
 
@@ -30,6 +30,7 @@ export function expressAdapter<Req>(
         res.locals.billing = d;
         // The client is gone: the hold was released, and no handler works for nobody.
         if (watch && !watch.allowed(d)) return undefined;
+        keepNodeAnswer(res, d);
         return run();
       })
       .catch(next);

@@ -1,6 +1,6 @@
 import { check, checkOptions, func, integer, oneOf, type Rule, required, text } from '../internal/checks.js';
 import { safely } from '../util/safely.js';
-import { after, watchNode } from './after.js';
+import { after, keepNodeAnswer, watchNode } from './after.js';
 import { type Decider, decide } from './decide.js';
 import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
 import { RouteHold } from './hold.js';
@@ -246,6 +246,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
           reply.hijack?.();
           return reply;
         }
+        keepNodeAnswer(reply.raw, decision);
         return undefined;
       };
     },

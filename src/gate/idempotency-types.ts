@@ -7,7 +7,8 @@ import type { DedupeStore } from '../webhooks/dedupe.js';
  * debit, so a request with a key runs its handler once:
  * - the same key while its first request is still in flight: `409` (`idempotency_key_in_flight`);
  * - the same key after its request succeeded (any answer but a 5xx): `422`
- *   (`idempotency_key_used`), never the handler again;
+ *   (`idempotency_key_used`), never the handler again; or, with `replay`, that answer sent again
+ *   (`Idempotent-Replayed: true`) when it was small enough to keep;
  * - the same key with another request (another route, another body when `fingerprint` tells them
  *   apart): `422` (`idempotency_key_mismatch`);
  * - the same key after its request failed (the handler threw or answered 5xx, the client went away
@@ -42,6 +43,42 @@ export interface GateIdempotencyOptions<Req = Request> {
    * needs).
    */
   fingerprint?: ((request: Req) => string | undefined | Promise<string | undefined>) | undefined;
+  /**
+   * Send a used key's stored answer again instead of refusing it (as Stripe does): `true`, or
+   * `{ maxBytes }`. Default off. On, an answer below 500 whose body is at most `maxBytes` (default
+   * 8 192, at most 1 048 576) of UTF-8 text is kept with the key (its status, its `content-type`,
+   * `content-language` and `location`, never `set-cookie`), and the same request (same account,
+   * route and fingerprint) with that key gets it again with `Idempotent-Replayed: true`: the
+   * handler does not run, nothing is charged. A larger body, one that is not text, or a store
+   * without `answer` (a `DedupeStore` of your own written before it): the key is used, `422` as
+   * without `replay`. The default memory store holds 10 000 keys, so as many answers of up to
+   * `maxBytes`. Another request with the key is still `422` (`idempotency_key_mismatch`), and
+   * one while it is in flight `409`.
+   */
+  replay?: boolean | GateReplayOptions | undefined;
+}
+
+/** The `replay` option of {@link GateIdempotencyOptions} as an object. */
+export interface GateReplayOptions {
+  /**
+   * The largest body kept for a replay, in bytes of UTF-8: an integer from 1 to 1 048 576. Default
+   * 8 192. Each kept answer stays in the store as long as its key (`rememberMs`, or the store's
+   * `doneTtlMs`).
+   */
+  maxBytes?: number | undefined;
+}
+
+/**
+ * The answer a `gate.check` caller gives `decision.idempotency.done(answer)` to be replayed (with
+ * the `replay` option): kept when `status` is below 500 and `body` at most `maxBytes` of UTF-8.
+ */
+export interface GateAnswer {
+  /** The answer's status. */
+  status: number;
+  /** Its headers; only `content-type`, `content-language` and `location` are kept. */
+  headers?: Readonly<Record<string, string>> | undefined;
+  /** Its body, as text. Default empty. */
+  body?: string | undefined;
 }
 
 /**
@@ -53,8 +90,12 @@ export interface GateIdempotencyOptions<Req = Request> {
 export interface GateIdempotency {
   /** The request's `Idempotency-Key`, as the client sent it. */
   readonly key: string;
-  /** The work succeeded: the key is used, and a request reusing it is refused. */
-  done(): Promise<void>;
+  /**
+   * The work succeeded: the key is used, and a request reusing it is refused; or, on a gate with
+   * `replay`, sent `answer` again when given (and small enough: see {@link GateAnswer}). The
+   * adapters pass the answer they sent themselves.
+   */
+  done(answer?: GateAnswer): Promise<void>;
   /** The work failed: the key is free again for the client's retry. */
   failed(): Promise<void>;
 }

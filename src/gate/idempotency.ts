@@ -1,13 +1,23 @@
 import { InvalidRequestError, StoreError } from '../core/errors/index.js';
-import { check, func, positiveNumber, type Rule } from '../internal/checks.js';
+import { check, func, integer, isPlainObject, positiveNumber, type Rule } from '../internal/checks.js';
 import { sha256 } from '../util/digest.js';
 import { randomUUID } from '../util/uuid.js';
 import { DEFAULT_CLAIM_TTL_MS, keepClaimed } from '../webhooks/claim-run.js';
 import { CLAIM_OUTCOMES, type ClaimOutcome, type DedupeStore } from '../webhooks/dedupe.js';
 import { memoryDedupeStore } from '../webhooks/memory-dedupe.js';
 import { problem } from './answer.js';
-import type { GateIdempotency, GateIdempotencyOptions } from './idempotency-types.js';
+import type { GateAnswer, GateIdempotency, GateIdempotencyOptions } from './idempotency-types.js';
 import type { CheckedNeeds } from './needs.js';
+import {
+  AnswerBody,
+  DEFAULT_REPLAY_BYTES,
+  MAX_REPLAY_BYTES,
+  parseAnswer,
+  replayable,
+  replayed,
+  type StoredAnswer,
+  storedOf,
+} from './replay.js';
 import { headerOf } from './request.js';
 import type { GateDenied, GateRequest } from './types.js';
 
@@ -32,13 +42,24 @@ const rules = {
   rememberMs: [positiveNumber],
   claimTtlMs: [positiveNumber],
   fingerprint: [func],
+  replay: [
+    (v: unknown) =>
+      typeof v === 'boolean' || isPlainObject(v) ? undefined : 'must be a boolean or { maxBytes }',
+  ],
 } satisfies Record<keyof GateIdempotencyOptions, Rule[]>;
+
+const replayRules = { maxBytes: [integer(1, MAX_REPLAY_BYTES)] };
 
 /** A gate's keys: the store, the claim's TTL, the app's fingerprint. */
 export interface Idempotency<Req> {
   store: DedupeStore;
   claimTtlMs: number;
   fingerprint: GateIdempotencyOptions<Req>['fingerprint'];
+  /**
+   * With `replay` on and a store that reads answers back: the largest body kept. `undefined`: no
+   * answer is kept, and the adapters record none (no work for it on any request).
+   */
+  replayBytes: number | undefined;
 }
 
 /**
@@ -50,12 +71,20 @@ export function idempotencyOf<Req>(given: GateIdempotencyOptions<Req> | undefine
   const options = (
     given === undefined ? {} : check('createGate', given, rules, undefined, 'options.idempotency.')
   ) as GateIdempotencyOptions<Req>;
+  const { replay } = options;
+  if (typeof replay === 'object')
+    check('createGate', replay, replayRules, undefined, 'options.idempotency.replay.');
+  const store =
+    options.store ?? memoryDedupeStore({ max: 10_000, doneTtlMs: options.rememberMs ?? DEFAULT_REMEMBER_MS });
+  // A store of the app's own without `answer` keeps none: replay is off for it (the key gets 422).
+  const replays = replay !== undefined && replay !== false && typeof store.answer === 'function';
   return {
-    store:
-      options.store ??
-      memoryDedupeStore({ max: 10_000, doneTtlMs: options.rememberMs ?? DEFAULT_REMEMBER_MS }),
+    store,
     claimTtlMs: options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS,
     fingerprint: options.fingerprint,
+    replayBytes: replays
+      ? ((replay === true ? undefined : replay.maxBytes) ?? DEFAULT_REPLAY_BYTES)
+      : undefined,
   };
 }
 
@@ -73,6 +102,8 @@ export class KeyClaim implements GateIdempotency {
   readonly #keys: Idempotency<unknown>;
   #stop: (() => void) | undefined;
   #closed: Promise<void> | undefined;
+  /** The answer sent, recorded by the adapter (replay on), kept by `close` if its status is the one. */
+  #answer: StoredAnswer | undefined;
 
   constructor(
     key: string,
@@ -109,8 +140,28 @@ export class KeyClaim implements GateIdempotency {
     };
   }
 
-  done(): Promise<void> {
+  done(answer?: GateAnswer): Promise<void> {
+    const bytes = this.#keys.replayBytes;
+    if (answer !== undefined && bytes !== undefined) this.#answer = storedOf(answer, bytes);
     return this.#close(true);
+  }
+
+  /**
+   * Where an adapter collects the body it sends, when this gate replays answers: `undefined`
+   * (nothing to collect) when it does not.
+   */
+  answerBody(): AnswerBody | undefined {
+    const bytes = this.#keys.replayBytes;
+    return bytes === undefined ? undefined : new AnswerBody(bytes);
+  }
+
+  /**
+   * The answer sent (its status, its kept headers, and `body`'s text): kept with the key by
+   * {@link close} when it closes with the same status; not when the body was not kept.
+   */
+  answered(status: number, headers: Record<string, string>, body: AnswerBody): void {
+    const text = body.text();
+    if (text !== undefined && replayable(status)) this.#answer = { status, headers, body: text };
   }
 
   failed(): Promise<void> {
@@ -122,6 +173,7 @@ export class KeyClaim implements GateIdempotency {
    * retry; any other answer uses it up.
    */
   close(status: number | undefined): Promise<void> {
+    if (this.#answer?.status !== status) this.#answer = undefined;
     return this.#close(status !== undefined && status < 500);
   }
 
@@ -134,8 +186,19 @@ export class KeyClaim implements GateIdempotency {
       // Done: the request's id first, so a reuse with another request still meets the key's claim.
       // Failed: the key's first, so the retry meets its own request's claim (409), never a mismatch.
       if (succeeded) {
-        await store.complete(request, token);
+        const answer = this.#answer && JSON.stringify(this.#answer);
+        let unkept: unknown;
+        if (answer === undefined) await store.complete(request, token);
+        else {
+          // An answer the store could not keep still uses the key (422, not a second run); the
+          // store's error is told after.
+          await Promise.resolve(store.complete(request, token, answer)).catch(async (error: unknown) => {
+            unkept = { error };
+            await store.complete(request, token);
+          });
+        }
         await store.complete(key, token);
+        if (unkept) throw (unkept as { error: unknown }).error;
       } else {
         await store.release(key, token);
         await store.release(request, token);
@@ -162,14 +225,15 @@ export type KeyRefusal =
 /**
  * The request's `Idempotency-Key`, claimed for this account and route: `undefined` when it has
  * none (nothing else is done then: no digest, no store), a {@link KeyClaim} to charge under, the
- * gate's refusal, or `'unavailable'` when the store failed (the gate then fails closed).
+ * gate's refusal, the answer to replay (a used key, on a gate with `replay`), or `'unavailable'`
+ * when the store failed (the gate then fails closed).
  */
 export async function claimKey<Req extends GateRequest>(
   keys: Idempotency<Req>,
   request: Req,
   account: string,
   needs: CheckedNeeds<Req>,
-): Promise<KeyClaim | KeyRefusal | 'unavailable' | undefined> {
+): Promise<KeyClaim | KeyRefusal | StoredAnswer | 'unavailable' | undefined> {
   const key = headerOf(request, 'idempotency-key');
   if (!key) return undefined;
   if (key.length > MAX_KEY_LENGTH || !KEY_CHARS.test(key)) return 'idempotency_key_invalid';
@@ -189,7 +253,7 @@ export async function claimKey<Req extends GateRequest>(
   try {
     const request = await claimed(store, ids[0], token, claimTtlMs);
     if (request === 'processing') return 'idempotency_key_in_flight';
-    if (request === 'done') return 'idempotency_key_used';
+    if (request === 'done') return (await storedAnswer(keys, ids[0])) ?? 'idempotency_key_used';
     const key = await claimed(store, ids[1], token, claimTtlMs).catch(async (error: unknown) => {
       await Promise.resolve(store.release(ids[0], token)).catch(() => {});
       throw error;
@@ -204,6 +268,12 @@ export async function claimKey<Req extends GateRequest>(
     return 'unavailable';
   }
   return new KeyClaim(key, mine, ids, token, keys as Idempotency<unknown>);
+}
+
+/** The answer kept with a used key's request, when this gate replays and one was kept. */
+async function storedAnswer<Req>(keys: Idempotency<Req>, id: string): Promise<StoredAnswer | undefined> {
+  if (keys.replayBytes === undefined) return undefined;
+  return parseAnswer(await keys.store.answer?.(id));
 }
 
 async function claimed(store: DedupeStore, id: string, token: string, ttlMs: number): Promise<ClaimOutcome> {
@@ -261,6 +331,17 @@ const DETAILS: Record<KeyRefusal, [number, string]> = {
     'This Idempotency-Key was used with another request (another route or body); send a new key for a new request.',
   ],
 };
+
+/** The stored answer of a used key's request, sent again: its handler does not run, nothing is charged. */
+export function replayKey(answer: StoredAnswer, account: string): GateDenied {
+  return {
+    allowed: false,
+    reason: 'idempotency_key_replayed',
+    status: answer.status,
+    account_ref_id: account,
+    response: replayed(answer),
+  };
+}
 
 /** The gate's answer to a request its key stops (RFC 9457, like every refusal of the gate). */
 export function refuseKey(reason: KeyRefusal, account: string): GateDenied {

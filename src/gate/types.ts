@@ -206,7 +206,12 @@ export type GateDenialReason =
   /** The `Idempotency-Key` was used by a request that completed (422). */
   | 'idempotency_key_used'
   /** The `Idempotency-Key` was used with another request: another route or body (422). */
-  | 'idempotency_key_mismatch';
+  | 'idempotency_key_mismatch'
+  /**
+   * Not a refusal: the `Idempotency-Key`'s request completed, and `response` is its stored answer
+   * sent again (`Idempotent-Replayed: true`; `idempotency.replay`). The handler must not run.
+   */
+  | 'idempotency_key_replayed';
 
 /** The request may go on. */
 export interface GateAllowed {
@@ -248,13 +253,19 @@ export interface GateHold {
   readonly credit: CreditHold;
 }
 
-/** The request was refused: answer it with `response`. */
+/**
+ * The request was refused, or (`idempotency_key_replayed`) its key's stored answer is sent again:
+ * either way the handler does not run; answer it with `response`.
+ */
 export interface GateDenied {
   /** Always `false` here: switch on it. */
   allowed: false;
   /** Why. */
   reason: GateDenialReason;
-  /** The status of `response`: 303 (a browser sent to the paywall), 400, 401, 402, 409, 422 or 503. */
+  /**
+   * The status of `response`: 303 (a browser sent to the paywall), 400, 401, 402, 409, 422 or 503;
+   * a replayed answer's own (`idempotency_key_replayed`).
+   */
   status: number;
   /** The answer: a redirect to the paywall for a browser, else `application/problem+json`. */
   response: Response;

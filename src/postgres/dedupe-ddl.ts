@@ -15,7 +15,8 @@ export const DEFAULT_INBOX_TABLE = 'billing_sdk_webhook_inbox';
 /**
  * The statements that make the inbox's table when it is missing, one per element. One row per
  * `transaction_id`: `token` and `expires_at` are the claim (kept once done: they tell `complete`
- * whether the claim was still held), `done_at` is set once the event was processed. The index
+ * whether the claim was still held), `done_at` is set once the event was processed, `answer` is
+ * the gate's answer kept for its `idempotency.replay` (added to a table made before it). The index
  * finds what pruning deletes: done rows, and claims no one completed, older than `doneTtlMs`.
  */
 export function dedupeDdlStatements(schema: string, table: string): string[] {
@@ -25,10 +26,20 @@ export function dedupeDdlStatements(schema: string, table: string): string[] {
   id text PRIMARY KEY,
   token text,
   expires_at timestamptz,
-  done_at timestamptz
+  done_at timestamptz,
+  answer text
 )`,
+    answerColumn(name),
     `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_age`)} ON ${name} ((coalesce(done_at, expires_at)))`,
   ]);
+}
+
+/**
+ * Adds the `answer` column to a table made before it had one: run by the store (once) before it
+ * first stores or reads an answer, so a table only webhooks use is never altered.
+ */
+export function answerColumn(name: string): string {
+  return `ALTER TABLE ${name} ADD COLUMN IF NOT EXISTS answer text`;
 }
 
 /**

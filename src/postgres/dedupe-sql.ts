@@ -46,6 +46,18 @@ ON CONFLICT (id) DO UPDATE SET done_at = now() WHERE i.done_at IS NULL
 RETURNING (token IS NOT DISTINCT FROM $2::text AND expires_at > now()) AS held`,
       params: [id, token],
     }),
+    /** {@link done}, keeping the gate's answer with the mark (its `idempotency.replay`). */
+    doneWith: (id: string, token: string, answer: string) => ({
+      text: `INSERT INTO ${t} AS i (id, done_at, answer) VALUES ($1::text, now(), $3::text)
+ON CONFLICT (id) DO UPDATE SET done_at = now(), answer = excluded.answer WHERE i.done_at IS NULL
+RETURNING (token IS NOT DISTINCT FROM $2::text AND expires_at > now()) AS held`,
+      params: [id, token, answer],
+    }),
+    /** The answer kept with a done id's mark, if any. */
+    answer: (id: string) => ({
+      text: `SELECT answer FROM ${t} WHERE id = $1::text AND done_at IS NOT NULL`,
+      params: [id],
+    }),
     release: (id: string, token: string) => ({
       text: `DELETE FROM ${t} WHERE id = $1::text AND token = $2::text AND done_at IS NULL`,
       params: [id, token],

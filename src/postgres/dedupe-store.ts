@@ -7,11 +7,11 @@ import {
   CLAIM_OUTCOMES as OUTCOMES,
   type TransactionOutcome,
 } from '../webhooks/dedupe.js';
-import { DEFAULT_INBOX_TABLE, dedupeDdlStatements } from './dedupe-ddl.js';
+import { answerColumn, DEFAULT_INBOX_TABLE, dedupeDdlStatements } from './dedupe-ddl.js';
 import { dedupeStatements } from './dedupe-sql.js';
 import { type Db, driverOf, type Sql } from './driver.js';
 import { storeFailure } from './store-failure.js';
-import { DEFAULT_SCHEMA, identifier, tablesOnce } from './tables.js';
+import { DEFAULT_SCHEMA, identifier, makeTableIn, qualifiedName, tablesOnce } from './tables.js';
 
 /** Options of {@link postgresDedupeStore}. */
 export interface PostgresDedupeStoreOptions {
@@ -93,11 +93,17 @@ export function postgresDedupeStore(
   const sql = dedupeStatements(schema, table);
   const ready = tablesOnce(driver, schema, table, dedupeDdlStatements(schema, table));
   const prune = pruner(driver, sql, doneTtlMs);
+  const answers = answerColumnOnce(driver, schema, table, ready);
 
   /** One statement on `on` (the pool, or an event's transaction), its failure a StoreError. */
-  const run = async <T>(step: string, statement: { text: string; params: unknown[] }, on: Sql = driver) => {
+  const run = async <T>(
+    step: string,
+    statement: { text: string; params: unknown[] },
+    on: Sql = driver,
+    before: () => Promise<void> = ready,
+  ) => {
     try {
-      await ready();
+      await before();
       return await on.query<T>(statement.text, statement.params);
     } catch (error) {
       throw storeFailure(`postgresDedupeStore.${step}`, error);
@@ -117,10 +123,17 @@ export function postgresDedupeStore(
     async renew(id, token, ttlMs) {
       return (await run('renew', sql.renew(id, token, ttlMs))).length === 1;
     },
-    async complete(id, token) {
-      const [row] = await run<{ held: unknown }>('complete', sql.done(id, token));
+    async complete(id, token, answer) {
+      const [row] =
+        answer === undefined
+          ? await run<{ held: unknown }>('complete', sql.done(id, token))
+          : await run<{ held: unknown }>('complete', sql.doneWith(id, token, answer), driver, answers);
       prune();
       return row?.held === true;
+    },
+    async answer(id) {
+      const [row] = await run<{ answer: unknown }>('answer', sql.answer(id), driver, answers);
+      return typeof row?.answer === 'string' ? row.answer : undefined;
     },
     async release(id, token) {
       await run('release', sql.release(id, token));
@@ -162,6 +175,37 @@ export function postgresDedupeStore(
       prune();
       return outcome;
     },
+  };
+}
+
+/**
+ * The table, with its `answer` column (the gate's replay), once per store: a table made before the
+ * column had one gets it here, only when an answer is first stored or read (a webhooks' table is
+ * never altered), under the SDK's DDL lock; one that has it is left alone, so an application user
+ * without the right to alter it needs only the migration (`postgresDedupeDdl`). A failure is
+ * tried again on the next call.
+ */
+function answerColumnOnce(db: Db, schema: string, table: string, ready: () => Promise<void>) {
+  let made: Promise<void> | undefined;
+  const make = async () => {
+    await ready();
+    const [row] = await db.query<{ present: unknown }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+         JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+         JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = $1::text AND c.relname = $2::text AND a.attname = 'answer'
+           AND NOT a.attisdropped) AS present`,
+      [schema, table],
+    );
+    if (row?.present === true) return;
+    await db.transaction((tx) => makeTableIn(tx, [answerColumn(qualifiedName(schema, table))]));
+  };
+  return (): Promise<void> => {
+    made ??= make().catch((error: unknown) => {
+      made = undefined;
+      throw error;
+    });
+    return made;
   };
 }
 

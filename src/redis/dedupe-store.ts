@@ -5,7 +5,7 @@ import { CLAIM_OUTCOMES, type ClaimOutcome, type DedupeStore } from '../webhooks
 import { adaptClient, type CommandRunner, type RedisClient } from './adapt.js';
 import { evalScript, px, timerMs } from './client.js';
 import { keyPrefix } from './keys.js';
-import { CLAIM, COMPLETE, RELEASE, RENEW } from './lua/dedupe.js';
+import { ANSWER, CLAIM, COMPLETE, RELEASE, RENEW } from './lua/dedupe.js';
 import { confirmedReplicas, type ReplicaWait, replicaRules, replicaWait } from './replica-wait.js';
 import { storeFailure, unexpectedReply } from './store-errors.js';
 
@@ -53,7 +53,7 @@ const claimValue = (token: string): string => `claim:${token}`;
  * script, so two instances given the same delivery at the same moment cannot both claim it. Claims
  * expire through Redis's own clock (PX), so instances with skewed clocks still agree. Keys:
  * `<prefix><transaction_id>`, holding `claim:<token>` while claimed and `done:claim:<token>` once
- * processed.
+ * processed (then a newline and the gate's stored answer, with its `idempotency.replay`).
  *
  * Redis Cluster: every script touches the one key of its id, so no step can be `CROSSSLOT`, and
  * the keys carry no hash tag on purpose: each id hashes whole, so deliveries spread over every
@@ -106,13 +106,20 @@ export function redisDedupeStore(client: RedisClient, options: RedisDedupeStoreO
     async renew(id, token, ttlMs) {
       return Number(await run('renew', RENEW, id, [claimValue(token), px(ttlMs)])) === 1;
     },
-    async complete(id, token) {
-      const held = Number(await run('complete', COMPLETE, id, [claimValue(token), doneTtlMs])) === 1;
+    async complete(id, token, answer) {
+      const args = [claimValue(token), doneTtlMs, ...(answer === undefined ? [] : [answer])];
+      const held = Number(await run('complete', COMPLETE, id, args)) === 1;
       if (replicas.replicas > 0) await confirmDone(runner, prefix + id, replicas, timeoutMs);
       return held;
     },
     async release(id, token) {
       await run('release', RELEASE, id, [claimValue(token)]);
+    },
+    async answer(id) {
+      const reply = await run('answer', ANSWER, id, []);
+      if (reply === null || reply === undefined) return undefined;
+      if (typeof reply !== 'string') throw unexpectedReply('redisDedupeStore.answer', reply);
+      return reply;
     },
   };
 }

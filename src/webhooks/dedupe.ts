@@ -39,8 +39,19 @@ export interface DedupeStore {
    * Remembers `id` as done; called after `onEvent` resolved. Records it even when `token` lost the
    * claim meanwhile, since the event was processed all the same; answers whether `token` still held
    * it (false: the claim expired during `onEvent`, so another instance may have run it too).
+   *
+   * `answer` (given only by the gate, with its `idempotency.replay` option, and only to a store
+   * with {@link DedupeStore.answer}): text to keep with the done mark, as long as the mark, read
+   * back by `answer(id)`. A store written before it ignores it: the gate then replays nothing.
    */
-  complete(id: string, token: string): boolean | Promise<boolean>;
+  complete(id: string, token: string, answer?: string): boolean | Promise<boolean>;
+  /**
+   * Optional: the `answer` a `complete` kept with `id`'s done mark, or `undefined` when the id is
+   * not done or none was kept. Offered by `memoryDedupeStore`, `redisDedupeStore` and
+   * `postgresDedupeStore`; the gate's `idempotency.replay` needs it (without it, a used key is
+   * refused `422`, never replayed).
+   */
+  answer?(id: string): string | undefined | Promise<string | undefined>;
   /**
    * Drops the claim if `token` still holds it, so the sender's next delivery can claim it at once;
    * called after `onEvent` failed. A claim held by another token, or a done id, is left as it is.

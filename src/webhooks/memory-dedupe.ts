@@ -16,7 +16,9 @@ export interface MemoryDedupeOptions {
 }
 
 /** A live or expired claim, or a done mark (remembered until `until`). */
-type Entry = { token: string; expiresAt: number } | { done: true; until: number };
+type Entry =
+  | { token: string; expiresAt: number }
+  | { done: true; until: number; answer?: string | undefined };
 
 /**
  * An in-memory {@link DedupeStore}, the handlers' default: atomic because JavaScript runs one
@@ -76,12 +78,16 @@ export function memoryDedupeStore(options: MemoryDedupeOptions | number = {}): D
       remember(id, { token, expiresAt: at + ttlMs }, at);
       return true;
     },
-    complete(id, token) {
+    complete(id, token, answer) {
       const at = now();
       const entry = entries.get(id);
       const held = isLive(entry, at) && entry.token === token;
-      remember(id, { done: true, until: at + doneTtlMs }, at);
+      remember(id, { done: true, until: at + doneTtlMs, answer }, at);
       return held;
+    },
+    answer(id) {
+      const entry = entries.get(id);
+      return entry !== undefined && 'done' in entry && isDone(entry, now()) ? entry.answer : undefined;
     },
     release(id, token) {
       const entry = entries.get(id);

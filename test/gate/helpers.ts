@@ -150,11 +150,11 @@ async function paused(request: GateRequest): Promise<void> {
   if (name !== undefined) await pauses.get(name);
 }
 
-/** How the handler answers the request: the status from `x-status` (200, 201 or 500), or a throw (`x-throw`). */
-function wanted(request: GateRequest): { status: 200 | 201 | 500; throws: boolean } {
+/** How the handler answers the request: the status from `x-status` (200, 201, 404 or 500), or a throw (`x-throw`). */
+function wanted(request: GateRequest): { status: 200 | 201 | 404 | 500; throws: boolean } {
   const status = header(request, 'x-status');
   return {
-    status: status === '500' ? 500 : status === '201' ? 201 : 200,
+    status: status === '500' ? 500 : status === '201' ? 201 : status === '404' ? 404 : 200,
     throws: header(request, 'x-throw') !== undefined,
   };
 }
@@ -367,7 +367,7 @@ export interface Ask {
   method?: 'GET' | 'HEAD' | 'POST' | undefined;
   idempotencyKey?: string | undefined;
   /** The handler's status (`x-status`). */
-  status?: 200 | 201 | 500 | undefined;
+  status?: 200 | 201 | 404 | 500 | undefined;
   /** The handler throws (`x-throw`). */
   throws?: boolean | undefined;
   /** Any other header. */

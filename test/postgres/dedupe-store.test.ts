@@ -80,6 +80,30 @@ describe('postgresDedupeStore in Postgres', () => {
     }
   });
 
+  it("a table made before the answer column: webhooks never alter it; the gate's first answer adds the column", async () => {
+    const table = uniqueTable('before_answers');
+    await admin.query(
+      `CREATE TABLE ${table} (id text PRIMARY KEY, token text, expires_at timestamptz, done_at timestamptz)`,
+    );
+    const columns = async () =>
+      (
+        await admin.query(
+          `SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`,
+          [table],
+        )
+      ).rows.map((r) => r.column_name);
+    const store = postgresDedupeStore(admin, { table });
+    await store.claim('hook', 't', 30_000);
+    expect(await store.complete('hook', 't')).toBe(true);
+    expect(await columns()).toEqual(['id', 'token', 'expires_at', 'done_at']);
+    await store.claim('key', 't', 30_000);
+    expect(await store.complete('key', 't', '{"status":200}')).toBe(true);
+    expect(await columns()).toEqual(['id', 'token', 'expires_at', 'done_at', 'answer']);
+    const other = postgresDedupeStore(admin, { table }); // another instance: finds the column there
+    expect([await other.answer('key'), await other.answer('hook')]).toEqual(['{"status":200}', undefined]);
+    await admin.query(postgresDedupeDdl({ table })); // the migration runs over it too
+  });
+
   it('forgets done ids after doneTtlMs: pruned after a later event completes', async () => {
     const table = uniqueTable('pruned');
     const store = postgresDedupeStore(admin, { table, doneTtlMs: 100 });

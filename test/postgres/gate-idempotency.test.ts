@@ -3,6 +3,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll } from 'vitest';
 import { postgresDedupeStore } from '../../src/postgres/index.js';
 import { idempotencyCases } from '../gate/idempotency-cases.js';
+import { replayCases } from '../gate/replay-cases.js';
 import { useMockServer } from '../helpers.js';
 import { usePostgres } from './cluster.js';
 import { uniqueTable } from './connect.js';
@@ -29,3 +30,13 @@ idempotencyCases('two instances sharing PostgreSQL', mock, async () => {
   const doneTtlMs = 24 * 60 * 60 * 1000;
   return [postgresDedupeStore(pool, { table, doneTtlMs }), postgresDedupeStore(sql, { table, doneTtlMs })];
 });
+
+replayCases(
+  'two instances sharing PostgreSQL',
+  mock,
+  async () => {
+    const table = uniqueTable('replay_keys');
+    return [postgresDedupeStore(pool, { table }), postgresDedupeStore(sql, { table })];
+  },
+  'shared',
+);

@@ -108,6 +108,10 @@ describe.each(KINDS)('every operation on a Redis Cluster with %s, default option
       expect(await store.claim(`${id}:b`, 'u', 30_000)).toBe('claimed');
     }
     expect(await mastersHolding('billing-sdk:webhook:tx_*')).toBe(3);
+    // The gate's replay: the answer lives in the id's own key, read back on whichever master holds it.
+    expect(await store.claim(`gate_${kind}`, 't', 30_000)).toBe('claimed');
+    expect(await store.complete(`gate_${kind}`, 't', '{"status":201}')).toBe(true);
+    expect(await replicated.answer?.(`gate_${kind}`)).toBe('{"status":201}');
   });
 
   it('redisCooldown: free, a 429 opens a window every caller waits out, one probe ends it', async () => {

@@ -40,6 +40,21 @@ export function dedupeContract(name: string, subject: () => Promise<DedupeSubjec
       expect(await store.claim('a', 't3', LONG)).toBe('done');
     });
 
+    it('complete may keep an answer with the done mark (the gate replay): answer reads it, none for a plain one', async () => {
+      const { store } = await subject();
+      await store.claim('a', 't1', LONG);
+      const answer = '{"status":200,"body":"é\\n ok"}';
+      expect(await store.complete('a', 't1', answer)).toBe(true);
+      await store.claim('b', 't1', LONG);
+      await store.complete('b', 't1');
+      await store.claim('c', 't1', LONG);
+      expect(await store.answer?.('a')).toBe(answer);
+      expect(await store.answer?.('b')).toBeUndefined();
+      expect(await store.answer?.('c')).toBeUndefined(); // claimed, not done
+      expect(await store.answer?.('d')).toBeUndefined();
+      expect(await store.claim('a', 't2', LONG)).toBe('done');
+    });
+
     it('release frees the id for the next claim', async () => {
       const { store } = await subject();
       await store.claim('a', 't1', LONG);

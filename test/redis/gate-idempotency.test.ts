@@ -1,5 +1,6 @@
 import { redisDedupeStore } from '../../src/redis/index.js';
 import { idempotencyCases } from '../gate/idempotency-cases.js';
+import { replayCases } from '../gate/replay-cases.js';
 import { useMockServer } from '../helpers.js';
 import { uniquePrefix, useRedisClient } from './connect.js';
 import { useRedisServer } from './redis-server.js';
@@ -19,3 +20,13 @@ idempotencyCases('two instances sharing Redis', mock, async () => {
     redisDedupeStore(two.client, { prefix, doneTtlMs }),
   ];
 });
+
+replayCases(
+  'two instances sharing Redis',
+  mock,
+  async () => {
+    const prefix = uniquePrefix('replay');
+    return [redisDedupeStore(one.client, { prefix }), redisDedupeStore(two.client, { prefix })];
+  },
+  'shared',
+);
