@@ -29,7 +29,8 @@ export const DEFAULT_TABLE = 'billing_sdk_usage_outbox';
 export const serviceTable = (service: string): string => `${DEFAULT_TABLE}_${service.slice(0, 16)}`;
 
 /** Whether `table` is a default table: a service's ({@link serviceTable}) or the bare one. */
-export const isDefaultTable = (table: string): boolean => /^billing_sdk_usage_outbox(_[0-9a-f]{16})?$/.test(table);
+export const isDefaultTable = (table: string): boolean =>
+  /^billing_sdk_usage_outbox(_[0-9a-f]{16})?$/.test(table);
 /** The name of the dead-letter table beside the spool's table `table`. */
 export const deadLetterTable = (table: string): string => `${table}_dead_letters`;
 
