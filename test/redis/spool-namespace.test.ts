@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createUsageTracker } from '../../src/index.js';
+import { createUsageTracker, deadLetters, InvalidRequestError } from '../../src/index.js';
 import { redisSpool } from '../../src/redis/index.js';
 import type { MockServer } from '../../src/testing/index.js';
 import { serviceNamespace } from '../../src/util/service-namespace.js';
@@ -87,5 +87,20 @@ describe('redisSpool defaults, two services on one Redis', () => {
       await spool.close();
       await connected.client.del('billing-sdk:usage');
     }
+  });
+
+  it("deadLetters refuses a spool without a stream name: the tracker's letters are under its service's", () => {
+    const error = (() => {
+      try {
+        deadLetters(redisSpool(connected.client));
+      } catch (thrown) {
+        return thrown;
+      }
+    })();
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect((error as InvalidRequestError).issues).toEqual([
+      { field: 'spool', message: expect.stringContaining('names no stream or table') },
+    ]);
+    expect(() => deadLetters(redisSpool(connected.client, { stream: streamOf(live.server) }))).not.toThrow();
   });
 });
