@@ -39,7 +39,10 @@ async function deadLetterCheck(target: SpoolTarget): Promise<CheckResult> {
  * young; ones older than {@link STALE_MS} have no relay, and fail the check with the command
  * that sends them.
  */
-async function otherSpoolsCheck(target: SpoolTarget, flags: SpoolFlags): Promise<CheckResult | undefined> {
+export async function otherSpoolsCheck(
+  target: SpoolTarget,
+  flags: SpoolFlags,
+): Promise<CheckResult | undefined> {
   if (!target.others || flags.kind === 'file') return undefined;
   let others: Awaited<ReturnType<NonNullable<SpoolTarget['others']>>>;
   try {

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { clockCheck, MAX_SKEW_MS } from '../../src/cli/doctor-service.js';
+import { otherSpoolsCheck, STALE_MS } from '../../src/cli/doctor-spool.js';
+import type { OtherSpool, SpoolTarget } from '../../src/cli/targets/index.js';
 import { missingDriver, optionalImport } from '../../src/cli/targets/load.js';
 import { BillingClient, createUsageTracker } from '../../src/index.js';
 import { redisSpool } from '../../src/redis/index.js';
@@ -211,6 +213,75 @@ describe('doctor and relay after a key rotation (issue 51 §2)', () => {
     ]);
     expect(relayed.code, relayed.stderr).toBe(0);
     for (const e of list) expect(cli.mock.store.usageEvent(e.event_key)?.quantity).toBe(1);
+  });
+});
+
+describe("doctor's other spools check", () => {
+  const redisFlags = {
+    kind: 'redis',
+    url: 'redis://r',
+    stream: undefined,
+    cluster: false,
+    consumer: undefined,
+  } as const;
+  const targetOf = (others: () => Promise<OtherSpool[] | undefined>) =>
+    ({ others }) as unknown as SpoolTarget;
+
+  it('passes on none, on empty ones and on young backlogs (another service whose relays run)', async () => {
+    expect(
+      await otherSpoolsCheck(
+        targetOf(async () => []),
+        redisFlags,
+      ),
+    ).toMatchObject({ ok: true, detail: 'none' });
+    const empty = await otherSpoolsCheck(
+      targetOf(async () => [{ name: 'billing-sdk:usage', waiting: 0 }]),
+      redisFlags,
+    );
+    expect(empty).toMatchObject({ ok: true, detail: '1 other default streams, none holds events' });
+    const young = await otherSpoolsCheck(
+      targetOf(async () => [{ name: 'billing-sdk:usage:ab', waiting: 4, oldestMs: 2_000 }]),
+      redisFlags,
+    );
+    expect(young).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(/^billing-sdk:usage:ab holds 4, the oldest for 2 s/),
+    });
+  });
+
+  it('fails when another backlog is older than the stale age, naming it and the command that sends it', async () => {
+    const stale = await otherSpoolsCheck(
+      targetOf(async () => [{ name: 'billing_sdk_usage_outbox', waiting: 9, oldestMs: STALE_MS + 1 }]),
+      { kind: 'postgres', url: 'postgres://h/db', table: undefined, schema: undefined, consumer: undefined },
+    );
+    expect(stale).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(
+        /^billing_sdk_usage_outbox holds 9.*no relay sends them.*--postgres … --table <name> --once/,
+      ),
+    });
+  });
+
+  it('is skipped, not failed, on a cluster or when listing is refused; absent for a file spool', async () => {
+    expect(
+      await otherSpoolsCheck(
+        targetOf(async () => undefined),
+        redisFlags,
+      ),
+    ).toMatchObject({ ok: null });
+    const refused = await otherSpoolsCheck(
+      targetOf(async () => {
+        throw new Error('NOPERM this user has no permissions to run the scan command');
+      }),
+      redisFlags,
+    );
+    expect(refused).toMatchObject({ ok: null, detail: expect.stringContaining('NOPERM') });
+    expect(
+      await otherSpoolsCheck(
+        targetOf(async () => []),
+        { kind: 'file', dir: '/tmp/x' },
+      ),
+    ).toBeUndefined();
   });
 });
 
