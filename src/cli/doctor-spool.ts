@@ -51,7 +51,11 @@ export async function otherSpoolsCheck(
     // A user allowed to use the spool may not be allowed to list (SCAN, the catalog): said, not failed.
     return skip('other spools', `not listed: ${messageOf(error)}`);
   }
-  if (!others) return skip('other spools', 'not looked for on a Redis Cluster (SCAN reads one node)');
+  if (!others)
+    return skip(
+      'other spools',
+      "not looked for on this Redis Cluster client (SCAN reads one node): install ioredis, or list them with redis-cli --cluster call <node> SCAN 0 MATCH 'billing-sdk:usage*' TYPE stream",
+    );
   const busy = others.filter((o) => o.waiting > 0);
   const kind = flags.kind === 'redis' ? 'stream' : 'table';
   if (!busy.length)

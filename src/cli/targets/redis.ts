@@ -14,6 +14,11 @@ type NodeRedisModule = typeof import('redis');
 interface Connected {
   client: unknown;
   close(): Promise<void>;
+  /**
+   * Senders of a keyless command to each master of a cluster (SCAN reads one node's keys);
+   * `undefined` when the client does not expose them (node-redis's cluster).
+   */
+  masters?: (() => ((args: string[]) => Promise<unknown>)[]) | undefined;
 }
 
 /** The ioredis client (or cluster) of the URL, connected, or the error that kept it from it. */
@@ -48,7 +53,13 @@ async function ioredis(module: IoRedisModule, url: string, cluster: boolean): Pr
     client.disconnect();
     throw error;
   }
-  return { client, close };
+  const masters = cluster
+    ? () =>
+        (client as InstanceType<typeof Cluster>)
+          .nodes('master')
+          .map((node) => (args: string[]) => node.call(args[0] as string, ...args.slice(1)))
+    : undefined;
+  return { client, close, masters };
 }
 
 /** The node-redis client (or cluster) of the URL, connected, or the error that kept it from it. */
@@ -81,18 +92,33 @@ async function streamBacklog(redis: CommandRunner, stream: string): Promise<Back
   return { present: true, waiting, oldestMs: first.length && at > 0 ? Math.max(0, now - at) : undefined };
 }
 
-/** The default streams of other services on this (single) Redis, beside `stream`, by SCAN. */
-async function otherStreams(redis: CommandRunner, stream: string): Promise<OtherSpool[]> {
+/**
+ * The default streams of other services beside `stream`, by SCAN on each node `nodes` sends to
+ * (the one Redis, or every master of a cluster).
+ */
+async function otherStreams(
+  redis: CommandRunner,
+  stream: string,
+  nodes: ((args: string[]) => Promise<unknown>)[],
+): Promise<OtherSpool[]> {
   const names = new Set<string>();
-  let cursor = '0';
-  do {
-    const reply = (await redis.send(
-      ['SCAN', cursor, 'MATCH', `${DEFAULT_STREAM}*`, 'COUNT', '1000', 'TYPE', 'stream'],
-      stream,
-    )) as [string, string[]];
-    cursor = String(reply[0]);
-    for (const key of reply[1]) if (isDefaultStream(String(key)) && key !== stream) names.add(String(key));
-  } while (cursor !== '0');
+  for (const send of nodes) {
+    let cursor = '0';
+    do {
+      const reply = (await send([
+        'SCAN',
+        cursor,
+        'MATCH',
+        `${DEFAULT_STREAM}*`,
+        'COUNT',
+        '1000',
+        'TYPE',
+        'stream',
+      ])) as [string, string[]];
+      cursor = String(reply[0]);
+      for (const key of reply[1].map(String)) if (isDefaultStream(key) && key !== stream) names.add(key);
+    } while (cursor !== '0');
+  }
   const out: OtherSpool[] = [];
   for (const name of [...names].sort()) {
     const { waiting = 0, oldestMs } = await streamBacklog(redis, name);
@@ -139,8 +165,12 @@ export async function redisTarget(
     label: `Redis stream ${stream} at ${where}`,
     spool,
     backlog: () => streamBacklog(redis, stream),
-    // SCAN walks one node: on a cluster, each master would need its own.
-    others: async () => (flags.cluster ? undefined : otherStreams(redis, stream)),
+    others: async () => {
+      if (!flags.cluster) return otherStreams(redis, stream, [(args) => redis.send(args, stream)]);
+      // SCAN walks one node: on a cluster, each master's keys are listed by that master.
+      const masters = connected.masters?.();
+      return masters?.length ? otherStreams(redis, stream, masters) : undefined;
+    },
     close: () => connected.close(),
   };
 }
