@@ -55,10 +55,11 @@ Commands:
 
 The spool (one of):
   --postgres <url>     a postgresSpool's database (needs the pg package)
-    --table <name>     its table (default billing_sdk_usage_outbox)
+    --table <name>     its table (default: the service's, billing_sdk_usage_outbox_<hex>,
+                       named after BILLING_API_KEY and BILLING_BASE_URL as the app's tracker does)
     --schema <name>    its schema (default public)
   --redis <url>        a redisSpool's Redis (needs the ioredis or redis package)
-    --stream <key>     its stream (default billing-sdk:usage)
+    --stream <key>     its stream (default: the service's, billing-sdk:usage:<hex>, likewise)
     --cluster          the URL is a node of a Redis Cluster
   --dir <path>         a fileSpool's directory
 
@@ -80,6 +81,8 @@ Common options:
   --version            print the version and exit
 
 The client is configured by the environment: BILLING_API_KEY (required), BILLING_BASE_URL.
+After a key rotation, doctor names the old key's stream or table while it holds events, and
+relay --stream (or --table) <that name> --once sends them with the current key.
 Exit codes: 0 done, 1 a check failed or events were left, 2 bad usage or a spool out of reach.`;
 
 const OPTIONS = {

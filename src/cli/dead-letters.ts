@@ -1,6 +1,7 @@
 import { deadLetters } from '../tracker/dead-letters.js';
 import type { DeadLetter, DeadLetterCause } from '../tracker/spool.js';
 import type { DeadLettersArgs } from './args.js';
+import { serviceOfFlags } from './client.js';
 import { requireSpool, withOpenSpool } from './open-spool.js';
 import type { Printer } from './printer.js';
 import { openTarget } from './targets/index.js';
@@ -39,7 +40,7 @@ function letterText(letter: DeadLetter): string {
  * with the exit code: 1 when an id given is no dead letter (the others are done), else 0.
  */
 export async function deadLettersCommand(args: DeadLettersArgs, printer: Printer): Promise<number> {
-  const target = await openTarget(args.spool, { connections: 2 });
+  const target = await openTarget(args.spool, { connections: 2, service: serviceOfFlags(args.spool) });
   try {
     await requireSpool(target, args.spool);
     const code = await withOpenSpool(target, async () => {

@@ -3,7 +3,7 @@ import type { DeadLetterReason } from '../tracker/options.js';
 import type { SpooledEvent } from '../tracker/spool.js';
 import { createUsageTracker } from '../tracker/tracker.js';
 import type { RelayArgs } from './args.js';
-import { clientFromEnv } from './client.js';
+import { clientFromEnv, serviceOfFlags } from './client.js';
 import { causeText } from './dead-letters.js';
 import { DrainWatch } from './drain-watch.js';
 import { messageOf } from './fail.js';
@@ -14,7 +14,8 @@ import { openTarget } from './targets/index.js';
 
 /**
  * `billing-sdk relay`: a usage tracker (`createUsageTracker`, the same sender an app runs) on the
- * spool the flags name, in a process of its own. Without `--once` it sends until `stop` resolves
+ * spool the flags name (without `--stream` or `--table`, the default one of the service of
+ * `BILLING_API_KEY` and `BILLING_BASE_URL`, as the app's tracker uses it), in a process of its own. Without `--once` it sends until `stop` resolves
  * (SIGTERM, SIGINT), then closes the tracker within `--grace`: what it was sending is finished or
  * left in the spool, with its key, for the next relay. With `--once` it flushes what is there and
  * closes. Resolves with the exit code: 0, or 1 when `--once` left events or dead-lettered any.
@@ -23,7 +24,11 @@ export async function relay(args: RelayArgs, printer: Printer, stop: Promise<voi
   const billing = clientFromEnv();
   const concurrency = args.concurrency ?? 8;
   // The relay's sends, the spool's listener and a step of upkeep may each hold a connection.
-  const target = await openTarget(args.spool, { connections: concurrency + 2 });
+  const target = await openTarget(args.spool, {
+    connections: concurrency + 2,
+    // The stream or table the app's trackers use with this key and URL, unless the flags name one.
+    service: serviceOfFlags(args.spool, billing),
+  });
   try {
     await withOpenSpool(target);
     // Set once the tracker exists: its counters are the drain's progress.

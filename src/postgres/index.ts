@@ -17,6 +17,7 @@
  */
 
 export { SpoolError, type SpoolErrorCode, StoreError, type StoreErrorCode } from '../core/errors/index.js';
+export type { ServiceScoped } from '../util/service-namespace.js';
 export { type PostgresDedupeDdlOptions, postgresDedupeDdl } from './dedupe-ddl.js';
 export { type PostgresDedupeStoreOptions, postgresDedupeStore } from './dedupe-store.js';
 export { type PostgresHoldDdlOptions, postgresHoldDdl } from './hold-ddl.js';

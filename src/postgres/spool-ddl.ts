@@ -5,12 +5,32 @@ import { ddlScript, qualifiedName, withSchema } from './tables.js';
 export interface PostgresSpoolDdlOptions {
   /** The schema of the table, made when missing. Default `'public'`. */
   schema?: string | undefined;
-  /** The table's name. Default `'billing_sdk_usage_outbox'`. */
+  /**
+   * The table's name. Default `'billing_sdk_usage_outbox'`: the table of a spool used on its own.
+   * A tracker's spool without a `table` uses its service's (`billing_sdk_usage_outbox_<16 hex>`,
+   * which `billing-sdk doctor` names): to make the table ahead, give the spool a `table` and the same here.
+   */
   table?: string | undefined;
 }
 
-/** The table when none is named. */
+/**
+ * The table when none is named, as the spool uses it on its own (a script, a test); a tracker or
+ * relay uses {@link serviceTable} instead. Earlier releases used it for every service: what is
+ * left there is sent with `billing-sdk relay --table billing_sdk_usage_outbox`.
+ */
 export const DEFAULT_TABLE = 'billing_sdk_usage_outbox';
+
+/**
+ * The table (and channel) of a `postgresSpool` with no `table` given, in a tracker (or relay) of
+ * the service `service` (its namespace, hex): the first 16 hex characters (64 bits) after the
+ * default name, 41 characters in all, so the names derived from it (indexes, the dead-letter table)
+ * stay within the 48 of an identifier option and Postgres's 63 bytes.
+ */
+export const serviceTable = (service: string): string => `${DEFAULT_TABLE}_${service.slice(0, 16)}`;
+
+/** Whether `table` is a default table: a service's ({@link serviceTable}) or the bare one. */
+export const isDefaultTable = (table: string): boolean =>
+  /^billing_sdk_usage_outbox(_[0-9a-f]{16})?$/.test(table);
 /** The name of the dead-letter table beside the spool's table `table`. */
 export const deadLetterTable = (table: string): string => `${table}_dead_letters`;
 

@@ -2,11 +2,18 @@ import { checkOptions, integer, text } from '../internal/checks.js';
 import type { Spool, SpoolEntry, SpooledEvent } from '../tracker/spool.js';
 import { type DeadLetterSteps, deadLetterSteps, Handout, SpoolCore } from '../tracker/spool-core.js';
 import { checkStorable } from '../tracker/storable-event.js';
+import type { ServiceScoped } from '../util/service-namespace.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { boundedDb } from './bounded.js';
 import { driverOf, type Sql, transactionOf } from './driver.js';
 import { isTransient } from './failure.js';
-import { DEFAULT_TABLE, deadLetterDdlStatements, deadLetterTable, spoolDdlStatements } from './spool-ddl.js';
+import {
+  DEFAULT_TABLE,
+  deadLetterDdlStatements,
+  deadLetterTable,
+  serviceTable,
+  spoolDdlStatements,
+} from './spool-ddl.js';
 import { deadLetterStorage } from './spool-dead-letters.js';
 import { replaceRows } from './spool-replace.js';
 import {
@@ -34,9 +41,17 @@ import {
 export interface PostgresSpoolOptions {
   /** The schema of the table, made when missing. Default `'public'`. */
   schema?: string | undefined;
-  /** The table every instance sending the same events shares. Default `'billing_sdk_usage_outbox'`. */
+  /**
+   * The table every instance sending the same events shares. Default: one per service,
+   * `'billing_sdk_usage_outbox_<namespace>'`, where the tracker (or `billing-sdk relay`) puts 16
+   * hex characters of its client's namespace (a digest of its API key and base URL): two services
+   * (a live and a sandbox gateway) on one database never send each other's events. A spool used on
+   * its own, outside a tracker, uses `'billing_sdk_usage_outbox'`. A key rotation changes the
+   * namespace: `billing-sdk doctor` names the old table while it holds events, and `billing-sdk
+   * relay --table <it> --once` sends them with the new key. A name given here is used as it is.
+   */
   table?: string | undefined;
-  /** The channel inserts NOTIFY and relays LISTEN on. Default: the table's name. */
+  /** The channel inserts NOTIFY and relays LISTEN on. Default: the table's name (the service's, by default). */
   channel?: string | undefined;
   /**
    * This instance's name in the rows it claims. Default: a random id per spool, so rows a dead
@@ -104,6 +119,11 @@ const rules = {
  * reports it to `onError`, waits and tries again), `'io'` when Postgres refused a statement for good
  * (a privilege, a table changed under it), `'conflict'` from a replace.
  *
+ * Without a `table` option the spool is {@link ServiceScoped}: the tracker it is given to (and
+ * `billing-sdk relay`) uses the table (and channel) of its client's service,
+ * `billing_sdk_usage_outbox_<namespace>`, with its own dead-letter table, so two services on one
+ * database never share one by default.
+ *
  * @param db - A node-postgres `Pool` or `Client` (`pg`), or a postgres.js `sql` (`postgres`), as
  * they are. Not closed here: the application owns it.
  * @throws {@link billing-sdk!InvalidRequestError} when an option is invalid, naming it, or when `db` is
@@ -138,11 +158,17 @@ export function postgresSpool(db: unknown, options: PostgresSpoolOptions = {}): 
     retentionMs: options.retentionMs,
   };
   const watcher = new Watcher(driver, table.channel, options.pollMs ?? 5_000);
-  return new PostgresSpool(table, watcher, {
+  const spool = new PostgresSpool(table, watcher, {
     schema,
     table: tableName,
     stableConsumer: options.consumer !== undefined,
   });
+  // Only a default table is the service's to choose: a table the user named is where they said.
+  if (options.table !== undefined) return spool;
+  const scoped: ServiceScoped<Spool> = {
+    forService: (service) => postgresSpool(db, { ...options, table: serviceTable(service) }),
+  };
+  return Object.assign(spool, scoped);
 }
 
 /** Where a {@link PostgresSpool}'s table is, and whether its consumer name outlives a restart. */

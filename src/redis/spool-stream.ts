@@ -3,6 +3,24 @@ import { inChunks } from '../tracker/spool-core.js';
 import type { ReplicaWait } from './replica-wait.js';
 
 /**
+ * `redisSpool`'s stream when none is named, as the spool uses it on its own (a script, a test);
+ * a tracker or relay uses {@link serviceStream} instead. Earlier releases used it for every
+ * service: what is left there is sent with `billing-sdk relay --stream billing-sdk:usage`.
+ */
+export const DEFAULT_STREAM = 'billing-sdk:usage';
+
+/**
+ * The stream of a `redisSpool` with no `stream` given, in a tracker (or relay) of the service
+ * `service` (its namespace: a digest of API key and base URL): two services sharing one Redis
+ * with default options never send each other's events.
+ */
+export const serviceStream = (service: string): string => `${DEFAULT_STREAM}:${service}`;
+
+/** Whether `key` is a default stream: a service's ({@link serviceStream}) or the bare one. */
+export const isDefaultStream = (key: string): boolean =>
+  key === DEFAULT_STREAM || /^billing-sdk:usage:[0-9a-f]{32}$/.test(key);
+
+/**
  * What the parts of one `redisSpool` share: where its entries are, who it is in the group, and
  * how to run a script on the stream (every script's one key is the stream, so it runs on Redis
  * Cluster as is).

@@ -3,6 +3,7 @@ import { checkOptions, integer, text } from '../internal/checks.js';
 import type { Spool } from '../tracker/spool.js';
 import { deadLetterSteps, Handout, SpoolCore } from '../tracker/spool-core.js';
 import { checkStorable } from '../tracker/storable-event.js';
+import type { ServiceScoped } from '../util/service-namespace.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { adaptClient, type RedisClient } from './adapt.js';
 import { evalScript, px } from './client.js';
@@ -13,13 +14,21 @@ import { RedisClock, writeBeforeDeadline } from './spool-clock.js';
 import { deadLetterKey, deadLetterStorage, isStreamId } from './spool-dead-letters.js';
 import { leaveGroup, openGroup, renew } from './spool-group.js';
 import { isGone, type StreamLoss, streamLost } from './spool-loss.js';
-import { chunked, oddReply, type SpoolStream } from './spool-stream.js';
+import { chunked, DEFAULT_STREAM, oddReply, type SpoolStream, serviceStream } from './spool-stream.js';
 import { taker } from './spool-take.js';
 import { replicated } from './spool-withdraw.js';
 
 /** Options of {@link redisSpool}. */
 export interface RedisSpoolOptions {
-  /** The stream's key, shared by every instance that sends the same events. Default `'billing-sdk:usage'`. */
+  /**
+   * The stream's key, shared by every instance that sends the same events. Default: one per
+   * service, `'billing-sdk:usage:<namespace>'`, where the tracker (or `billing-sdk relay`) puts the
+   * namespace of its client (32 hex characters of a digest of its API key and base URL): two
+   * services (a live and a sandbox gateway) on one Redis never send each other's events. A spool
+   * used on its own, outside a tracker, uses `'billing-sdk:usage'`. A key rotation changes the
+   * namespace: `billing-sdk doctor` names the old stream while it holds events, and `billing-sdk
+   * relay --stream <it> --once` sends them with the new key. A name given here is used as it is.
+   */
   stream?: string | undefined;
   /** The consumer group of those instances (one per stream in practice). Default `'billing-sdk'`. */
   group?: string | undefined;
@@ -115,6 +124,10 @@ const rules = {
  * (`'conflict'`); take, ack, pending, size, open and close change nothing the second time (a
  * take's entries, handed out twice, are one consumer's pending entries, sent once).
  *
+ * Without a `stream` option the spool is {@link ServiceScoped}: the tracker it is given to (and
+ * `billing-sdk relay`) uses the stream of its client's service, `billing-sdk:usage:<namespace>`,
+ * with that stream's own dead letters, so two services on one Redis never share one by default.
+ *
  * @param client - A connected client: node-redis (`createClient()` or `createCluster()` from
  * `redis`), ioredis (`new Redis()` or `new Cluster()`), or any {@link RedisLike}; see
  * {@link RedisClient}. It is not closed here: the application owns it.
@@ -137,7 +150,7 @@ export function redisSpool(client: RedisClient, options: RedisSpoolOptions = {})
   const runner = adaptClient('redisSpool', client);
   // A bad field is named as given (`claimIdleMs`); options that are no object are named `options`.
   checkOptions('redisSpool', options, rules);
-  const stream = options.stream ?? 'billing-sdk:usage';
+  const stream = options.stream ?? DEFAULT_STREAM;
   const timeoutMs = options.timeoutMs ?? 2_000;
   const replicas = replicaWait(options);
   const spool: SpoolStream = {
@@ -165,8 +178,15 @@ export function redisSpool(client: RedisClient, options: RedisSpoolOptions = {})
     () => handout,
   );
 
+  // Only default names are the service's to choose: a stream the user named is where they said.
+  const scoped: Partial<ServiceScoped<Spool>> =
+    options.stream === undefined
+      ? { forService: (service) => redisSpool(client, { ...options, stream: serviceStream(service) }) }
+      : {};
+
   return {
     durable: true,
+    ...scoped,
 
     open: () =>
       core.open(async () => {

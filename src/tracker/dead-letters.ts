@@ -38,11 +38,13 @@ const letterIds: Rule = (v) =>
  * @param spool - The spool the tracker uses, opened.
  * @returns {@link DeadLetters}; each method rejects as the spool's steps do (`SpoolError`).
  * @throws {@link InvalidRequestError} naming `spool` when it keeps no dead letters (`memorySpool`:
- * its dead letters are only told to `onDeadLetter`).
+ * its dead letters are only told to `onDeadLetter`), or when it is a `redisSpool` or
+ * `postgresSpool` without a `stream` or `table` name: a tracker keeps such a spool's events (and
+ * letters) under its service's name, which this copy does not know.
  * @example
  * ```ts
  * import { deadLetters } from 'billing-sdk';
- * const spool = postgresSpool(pool);
+ * const spool = postgresSpool(pool, { table: 'usage_outbox' }); // the table the app's tracker uses
  * await spool.open();
  * const letters = deadLetters(spool);
  * for (const letter of await letters.list()) console.log(letter.id, letter.reason, letter.event.event_key);
@@ -50,6 +52,17 @@ const letterIds: Rule = (v) =>
  * ```
  */
 export function deadLetters(spool: Spool): DeadLetters {
+  // Its letters are the service's, in a place only the tracker's copy of it knows: reading the
+  // unnamed default instead would answer "none" while the tracker's letters wait elsewhere.
+  if (typeof (spool as { forService?: unknown } | null)?.forService === 'function') {
+    throw new InvalidRequestError('deadLetters', [
+      {
+        field: 'spool',
+        message:
+          "names no stream or table: a tracker uses its service's own (billing-sdk doctor names it); give the spool that name, or use billing-sdk dead-letters",
+      },
+    ]);
+  }
   if (!keepsDeadLetters(spool)) {
     throw new InvalidRequestError('deadLetters', [
       { field: 'spool', message: 'keeps no dead letters (a memory spool only tells onDeadLetter)' },

@@ -40,7 +40,10 @@ export interface UsageTrackerOptions {
   /**
    * Where events wait between `track` and the service's answer. Default `memorySpool()`: fast, and
    * lost if the process dies. `fileSpool(dir)` (`billing-sdk/node`) survives a crash or a deploy;
-   * `redisSpool(client)` (`billing-sdk/redis`) is shared by several instances.
+   * `redisSpool(client)` (`billing-sdk/redis`) is shared by several instances. A `redisSpool` or
+   * `postgresSpool` without a stream or table name is given this client's service here: the
+   * tracker uses that service's stream or table (`deadLetters` of the spool you made reads the
+   * unnamed default, not it: name the stream or table when a script needs to reach it too).
    */
   spool?: Spool | undefined;
   /** Requests under way at once. Default 8. */

@@ -1,4 +1,4 @@
-import type { BillingClient } from '../client.js';
+import { type BillingClient, serviceOf } from '../client.js';
 import type { TrackerEvent } from '../core/diagnostics.js';
 import { InvalidRequestError, UsageTrackerError } from '../core/errors/index.js';
 import { check, checkOptions, func, nonNegative, type Rule } from '../internal/checks.js';
@@ -6,6 +6,7 @@ import { type UsageWriteParams, usageWriteRules } from '../resources/usage.js';
 import type { Clock } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
 import { safely } from '../util/safely.js';
+import { scopedTo } from '../util/service-namespace.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { randomUUID } from '../util/uuid.js';
 import { Aggregation } from './aggregation.js';
@@ -71,7 +72,11 @@ export function createUsageTracker(billing: BillingClient, options?: UsageTracke
       { field: 'billing', message: 'must be a BillingClient' },
     ]);
   }
-  const tracker = new Tracker(billing, resolveTrackerOptions(options));
+  const resolved = resolveTrackerOptions(options);
+  // A spool with default names (a stream, a table) is this service's: another service sharing the
+  // Redis or the database (a sandbox beside live) never sends its events with its own key.
+  resolved.spool = scopedTo(resolved.spool, serviceOf(billing));
+  const tracker = new Tracker(billing, resolved);
   return {
     track: (event, trackOptions) => tracker.track(event, trackOptions),
     flush: () => tracker.flush(),

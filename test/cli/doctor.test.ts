@@ -4,9 +4,15 @@
 // The clock check is a pure function of the Date header.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { clockCheck, MAX_SKEW_MS } from '../../src/cli/doctor-service.js';
+import { otherSpoolsCheck, STALE_MS } from '../../src/cli/doctor-spool.js';
+import type { OtherSpool, SpoolTarget } from '../../src/cli/targets/index.js';
 import { missingDriver, optionalImport } from '../../src/cli/targets/load.js';
+import { BillingClient, createUsageTracker } from '../../src/index.js';
+import { redisSpool } from '../../src/redis/index.js';
+import { serviceNamespace } from '../../src/util/service-namespace.js';
 import { usePostgres } from '../postgres/cluster.js';
 import { useRedisServer } from '../redis/redis-server.js';
 import { events, fileBackend, postgresBackend, redisBackend, run, seed, useCli } from './helpers.js';
@@ -164,6 +170,118 @@ describe('doctor: the spool', () => {
     } finally {
       await backend.cleanup();
     }
+  });
+});
+
+describe('doctor and relay after a key rotation (issue 51 §2)', () => {
+  it("names the old key's default stream with its backlog; relay --stream sends it with the current key", async () => {
+    const connection = new Redis(redis.server.url);
+    const old = 'sk_rotated_51';
+    const list = events(2);
+    try {
+      // The app's writers under the old key, with redisSpool defaults: its service's stream.
+      const writer = createUsageTracker(new BillingClient({ apiKey: old, baseUrl: cli.mock.baseUrl }), {
+        spool: redisSpool(connection),
+        relay: false,
+      });
+      for (const e of list) await writer.track(e);
+      await writer.close();
+    } finally {
+      await connection.quit();
+    }
+    const stream = `billing-sdk:usage:${serviceNamespace(old, cli.mock.baseUrl)}`;
+    const current = `billing-sdk:usage:${serviceNamespace(cli.mock.apiKey, cli.mock.baseUrl)}`;
+
+    const doctor = await run(cli, ['doctor', '--redis', redis.server.url, '--json']);
+    const checks = checksOf(doctor.json);
+    // The current key's stream is made by its first tracker or relay: not there yet.
+    expect(named(checks, 'spool')?.detail).toContain(current);
+    expect(named(checks, 'backlog')?.ok).toBe(false);
+    expect(named(checks, 'other spools')).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(new RegExp(`${stream} holds 2.*relay --redis … --stream <name> --once`)),
+    });
+
+    const relayed = await run(cli, [
+      'relay',
+      '--redis',
+      redis.server.url,
+      '--stream',
+      stream,
+      '--once',
+      '--json',
+    ]);
+    expect(relayed.code, relayed.stderr).toBe(0);
+    for (const e of list) expect(cli.mock.store.usageEvent(e.event_key)?.quantity).toBe(1);
+  });
+});
+
+describe("doctor's other spools check", () => {
+  const redisFlags = {
+    kind: 'redis',
+    url: 'redis://r',
+    stream: undefined,
+    cluster: false,
+    consumer: undefined,
+  } as const;
+  const targetOf = (others: () => Promise<OtherSpool[] | undefined>) =>
+    ({ others }) as unknown as SpoolTarget;
+
+  it('passes on none, on empty ones and on young backlogs (another service whose relays run)', async () => {
+    expect(
+      await otherSpoolsCheck(
+        targetOf(async () => []),
+        redisFlags,
+      ),
+    ).toMatchObject({ ok: true, detail: 'none' });
+    const empty = await otherSpoolsCheck(
+      targetOf(async () => [{ name: 'billing-sdk:usage', waiting: 0 }]),
+      redisFlags,
+    );
+    expect(empty).toMatchObject({ ok: true, detail: '1 other default streams, none holds events' });
+    const young = await otherSpoolsCheck(
+      targetOf(async () => [{ name: 'billing-sdk:usage:ab', waiting: 4, oldestMs: 2_000 }]),
+      redisFlags,
+    );
+    expect(young).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(/^billing-sdk:usage:ab holds 4, the oldest for 2 s/),
+    });
+  });
+
+  it('fails when another backlog is older than the stale age, naming it and the command that sends it', async () => {
+    const stale = await otherSpoolsCheck(
+      targetOf(async () => [{ name: 'billing_sdk_usage_outbox', waiting: 9, oldestMs: STALE_MS + 1 }]),
+      { kind: 'postgres', url: 'postgres://h/db', table: undefined, schema: undefined, consumer: undefined },
+    );
+    expect(stale).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(
+        /^billing_sdk_usage_outbox holds 9.*no relay sends them.*--postgres … --table <name> --once/,
+      ),
+    });
+  });
+
+  it('is skipped, not failed, on a cluster or when listing is refused; absent for a file spool', async () => {
+    expect(
+      await otherSpoolsCheck(
+        targetOf(async () => undefined),
+        redisFlags,
+      ),
+    ).toMatchObject({ ok: null });
+    const refused = await otherSpoolsCheck(
+      targetOf(async () => {
+        throw new Error('NOPERM this user has no permissions to run the scan command');
+      }),
+      redisFlags,
+    );
+    expect(refused).toMatchObject({ ok: null, detail: expect.stringContaining('NOPERM') });
+    expect(
+      await otherSpoolsCheck(
+        targetOf(async () => []),
+        { kind: 'file', dir: '/tmp/x' },
+      ),
+    ).toBeUndefined();
   });
 });
 

@@ -2,15 +2,18 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresTarget } from '../../src/cli/targets/postgres.js';
 import { InvalidRequestError, SpoolError } from '../../src/core/errors/index.js';
 import { BillingClient, createUsageTracker, memorySpool, type UsageTracker } from '../../src/index.js';
 import { postgresSpool } from '../../src/postgres/index.js';
+import { serviceNamespace } from '../../src/util/service-namespace.js';
 import { caught, useMockServer } from '../helpers.js';
 import { startPostgres, usePostgres } from './cluster.js';
 import { holdsFor, until } from './poll.js';
 
 const cluster = usePostgres();
 const mock = useMockServer();
+const sandbox = useMockServer({ apiKey: 'sandbox-key-51' });
 const EVENTS_PATH = '/api/usage/events/';
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 let pool: pg.Pool;
@@ -399,4 +402,83 @@ describe('Postgres restarted mid-run', () => {
       await own.stop();
     }
   }, 90_000);
+});
+
+// Issue 51 §2: two services (a live and a sandbox gateway) with postgresSpool defaults on one
+// database, one through each driver. Each tracker writes to its service's table, so each relay
+// sends only its own events, with its own key; a rotated key's table is named by doctor and sent
+// from under the current key by naming it.
+describe('postgresSpool defaults, two services on one database', () => {
+  const defaults = { pollMs: 60_000 };
+  const tableOf = (apiKey: string, baseUrl: string) =>
+    `billing_sdk_usage_outbox_${serviceNamespace(apiKey, baseUrl).slice(0, 16)}`;
+  const rowsOf = async (table: string) =>
+    (await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE acked_at IS NULL`)).rows[0].n;
+  /** Units the mock at `server` recorded of the events `keys` (its ledger holds demo usage too). */
+  const unitsOf = (server: typeof mock.server, keys: readonly string[]) =>
+    keys.reduce((sum, key) => sum + (server.store.usageEvent(key)?.quantity ?? 0), 0);
+
+  async function write(client: BillingClient, db: unknown, n: number, quantity: number): Promise<string[]> {
+    const writer = createUsageTracker(client, { spool: postgresSpool(db, defaults), relay: false });
+    const keys: string[] = [];
+    for (let i = 0; i < n; i++) keys.push((await writer.track(event(quantity))).event_key);
+    await writer.close();
+    return keys;
+  }
+  async function relay(client: BillingClient, db: unknown, table?: string): Promise<void> {
+    const spool = postgresSpool(db, table === undefined ? defaults : { ...defaults, table });
+    const relaying = createUsageTracker(client, { spool });
+    await relaying.flush();
+    expect((await relaying.close()).unsent).toBe(0);
+  }
+
+  it('each table holds its service’s events; each relay sends only its own; doctor names a rotated key’s table', async () => {
+    const live = billing();
+    const other = new BillingClient({ baseUrl: sandbox.server.baseUrl, apiKey: sandbox.server.apiKey });
+    const liveTable = tableOf(mock.server.apiKey, mock.server.baseUrl);
+    const liveKeys = await write(live, pool, 10, 1);
+    const sandboxKeys = await write(other, sql, 6, 1000);
+    const all = [...liveKeys, ...sandboxKeys];
+    expect(await rowsOf(liveTable)).toBe(10);
+    expect(await rowsOf(tableOf(sandbox.server.apiKey, sandbox.server.baseUrl))).toBe(6);
+    expect((await pool.query(`SELECT to_regclass('billing_sdk_usage_outbox') AS t`)).rows[0].t).toBeNull();
+
+    // The live relay runs alone first: with one shared table it sent the sandbox's events too.
+    await relay(live, sql);
+    expect(unitsOf(mock.server, all)).toBe(10);
+    expect(unitsOf(sandbox.server, all)).toBe(0);
+    await relay(other, pool);
+    expect(unitsOf(sandbox.server, all)).toBe(6000);
+    expect(unitsOf(mock.server, all)).toBe(10);
+
+    // The live key rotated: what the old one's writers left waits in the old namespace's table.
+    const rotated = new BillingClient({ baseUrl: mock.server.baseUrl, apiKey: 'sk_old_key_51' });
+    const oldKeys = await write(rotated, pool, 3, 7);
+    const oldTable = tableOf('sk_old_key_51', mock.server.baseUrl);
+    const flags = {
+      kind: 'postgres',
+      url: cluster.cluster.url,
+      table: undefined,
+      schema: undefined,
+      consumer: undefined,
+    } as const;
+    const target = await postgresTarget(flags, {
+      connections: 2,
+      service: serviceNamespace(mock.server.apiKey, mock.server.baseUrl),
+    });
+    try {
+      expect(target.label).toContain(liveTable);
+      expect(await target.others?.()).toContainEqual({
+        name: oldTable,
+        waiting: 3,
+        oldestMs: expect.any(Number),
+      });
+    } finally {
+      await target.close();
+    }
+    // The relay under the current key, told the old table's name (relay --table), sends them.
+    await relay(live, pool, oldTable);
+    expect(unitsOf(mock.server, oldKeys)).toBe(21);
+    expect(await rowsOf(oldTable)).toBe(0);
+  });
 });

@@ -169,8 +169,13 @@ describe.each(KINDS)('every operation on a Redis Cluster with %s, default option
     for (const stream of ['billing-sdk:usage', `app:{${kind}}:usage`, 'a}b', '{}x']) {
       expect(keySlot(deadLetterKey(stream)), stream).toBe(keySlot(stream));
     }
-    for (const stream of [undefined, `app:{${kind}}:usage`]) {
-      const spool = redisSpool(client(), stream ? { stream } : {});
+    // The bare default and a service's default name, as given: deadLetters refuses a spool without one.
+    for (const stream of [
+      'billing-sdk:usage',
+      `billing-sdk:usage:${'ab'.repeat(16)}`,
+      `app:{${kind}}:usage`,
+    ]) {
+      const spool = redisSpool(client(), { stream });
       await spool.open();
       const event = (n: number) => ({
         account_ref_id: 'acct_1',
