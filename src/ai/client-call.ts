@@ -111,7 +111,11 @@ function meterStream(stream: ClientStream, watcher: Watcher<unknown>, charge: Ch
     charge,
     aborted,
   );
-  controller?.signal.addEventListener('abort', () => void it.end('cancelled'), { once: true });
+  // Aborted while nobody reads (a read under way ends the call itself, and the client aborts its
+  // own request when its stream fails): the call is done with.
+  controller?.signal.addEventListener('abort', () => void (it.reading || it.end('cancelled')), {
+    once: true,
+  });
   const Ctor = stream.constructor as new (
     iterator: () => AsyncIterator<unknown>,
     controller?: AbortController,

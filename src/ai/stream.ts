@@ -50,6 +50,8 @@ export function chargeStream<T>(charge: Charge, watcher: Watcher<T>, how: CallEn
 export interface MeteredIterator<T> extends AsyncIterableIterator<T> {
   return(value?: unknown): Promise<IteratorResult<T>>;
   end(how: CallEnd): Promise<void>;
+  /** Whether a `next()` is under way: its answer will end the call, an abort seen meanwhile need not. */
+  readonly reading: boolean;
 }
 
 /**
@@ -69,20 +71,33 @@ export function meterIterator<T>(
     over ??= chargeStream(charge, watcher, how);
     return over;
   };
+  let reading = false;
   return {
     end,
+    get reading() {
+      return reading;
+    },
     async next(): Promise<IteratorResult<T>> {
-      if (over) return { done: true, value: undefined };
+      if (over) {
+        // Ended from outside (an abort while nobody read): done once the charge is.
+        await over;
+        return { done: true, value: undefined };
+      }
       for (;;) {
         let r: IteratorResult<T>;
+        reading = true;
         try {
           r = await source.next();
         } catch (error) {
-          await end(aborted() || isAbort(error) ? 'cancelled' : 'failed');
+          // Not `aborted()`: a client aborts its own request when its stream fails.
+          await end(isAbort(error) ? 'cancelled' : 'failed');
           throw error;
+        } finally {
+          reading = false;
         }
         if (r.done) {
-          await end('completed');
+          // A client whose request the caller aborted may end the stream quietly.
+          await end(aborted() ? 'cancelled' : 'completed');
           return r;
         }
         if (watcher.see(r.value)) {

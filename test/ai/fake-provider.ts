@@ -114,6 +114,8 @@ export async function startFakeProvider(initial: FakeProviderOptions = {}): Prom
       if (res.destroyed) return;
       if (delay) await sleep(delay);
       if (cut !== undefined && sent === cut) {
+        // What was written reaches the client before the connection goes.
+        await sleep(30);
         res.destroy();
         return;
       }
