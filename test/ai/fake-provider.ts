@@ -64,7 +64,10 @@ export async function startFakeProvider(initial: FakeProviderOptions = {}): Prom
   let closedWaiters: (() => void)[] = [];
 
   const server = createServer((req, res) => {
-    void handle(req, res).catch(() => res.destroy());
+    void handle(req, res).catch((e) => {
+      if (process.env.FAKE_DEBUG) console.error(e);
+      res.destroy();
+    });
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -148,8 +151,23 @@ export async function startFakeProvider(initial: FakeProviderOptions = {}): Prom
     const u = chatUsage();
     const output = words.length + config.reasoning;
     const usage = { ...u, completion_tokens: output, total_tokens: config.input + output };
-    const finish = cutShort ? 'length' : 'stop';
+    const messages = Array.isArray(body.messages) ? (body.messages as { role?: string }[]) : [];
+    // With tools and no tool result yet: the answer is a call of the first tool (a tool loop's first step).
+    const tool =
+      Array.isArray(body.tools) && !messages.some((m) => m.role === 'tool')
+        ? (body.tools as { function: { name: string } }[])[0]?.function.name
+        : undefined;
+    const call = {
+      index: 0,
+      id: 'call_1',
+      type: 'function',
+      function: { name: tool, arguments: '{"city":"Paris"}' },
+    };
+    // Asked for JSON (generateObject): the words as a JSON object, the usage as ever.
+    const content = body.response_format ? [JSON.stringify({ words: words.join('') })] : words;
+    const finish = tool ? 'tool_calls' : cutShort ? 'length' : 'stop';
     const extra = includeUsage ? { usage: null } : {};
+    const deltas = tool ? [{ tool_calls: [call] }] : content.map((w) => ({ content: w }));
     const events: [string | undefined, unknown][] = [
       [
         undefined,
@@ -159,9 +177,9 @@ export async function startFakeProvider(initial: FakeProviderOptions = {}): Prom
           choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
         },
       ],
-      ...words.map((w): [undefined, unknown] => [
+      ...deltas.map((delta): [undefined, unknown] => [
         undefined,
-        { ...base, ...extra, choices: [{ index: 0, delta: { content: w }, finish_reason: null }] },
+        { ...base, ...extra, choices: [{ index: 0, delta, finish_reason: null }] },
       ]),
       [undefined, { ...base, ...extra, choices: [{ index: 0, delta: {}, finish_reason: finish }] }],
     ];
@@ -175,7 +193,9 @@ export async function startFakeProvider(initial: FakeProviderOptions = {}): Prom
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: words.join(''), refusal: null },
+          message: tool
+            ? { role: 'assistant', content: null, refusal: null, tool_calls: [{ ...call, index: undefined }] }
+            : { role: 'assistant', content: content.join(''), refusal: null },
           finish_reason: finish,
           logprobs: null,
         },
