@@ -12,6 +12,7 @@ import { type Calls, Charge, type MeterCore, reportTo } from './charge.js';
 import { metering, wrapModel } from './model.js';
 import { wrapOpenAI } from './openai.js';
 import { checkCallOptions, checkMeterOptions } from './options.js';
+import { attach } from './route-hold.js';
 import type {
   AICallInfo,
   AICallOptions,
@@ -123,6 +124,7 @@ class Meter implements AIMeter, MeterCore {
   /** The calls of one wrap: each gets a key (the wrap's own, then derived ones) and a charge. */
   calls(operation: string, options: AICallOptions): Calls {
     const opts = checkCallOptions(operation, options);
+    if (opts.hold) attach(opts.hold);
     let n = 0;
     return {
       start: (provider, op, model, stream, maxOutputTokens, input) => {

@@ -67,3 +67,11 @@ function tell(hold: GateHold, total: number): void {
   if (hold instanceof RouteHold) hold.spend(total);
   else hold.use(total);
 }
+
+/**
+ * A route's hold given to a wrap: from now on it settles what the calls spent (0 when none ran),
+ * not the whole hold the gate settles for a handler that said nothing.
+ */
+export function attach(hold: GateHold): void {
+  tell(hold, bookOf(hold).spent);
+}
