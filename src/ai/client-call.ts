@@ -65,8 +65,9 @@ export function meterClientCall(
   const promise = data as Promise<unknown> & APIPromiseLike<unknown>;
   promise.withResponse = async () => {
     await data;
-    const { response } = (await called?.withResponse?.()) ?? { response: undefined };
-    return { data: await data, response };
+    // The client's own (its `response`, and `request_id` for openai), with the metered data.
+    const own = (await called?.withResponse?.()) ?? { response: undefined };
+    return { ...own, data: await data };
   };
   promise.asResponse = async () => {
     if (ready) await ready;
