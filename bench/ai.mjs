@@ -18,10 +18,14 @@ const WORDS = ['Hello', ' there', ',', ' how', ' are', ' you'];
 
 function chatEvents(model, includeUsage) {
   const base = { id: 'c', object: 'chat.completion.chunk', created: 1, model };
-  const out = [{ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] }];
-  for (const w of WORDS) out.push({ ...base, choices: [{ index: 0, delta: { content: w }, finish_reason: null }] });
+  const out = [
+    { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
+  ];
+  for (const w of WORDS)
+    out.push({ ...base, choices: [{ index: 0, delta: { content: w }, finish_reason: null }] });
   out.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
-  if (includeUsage) out.push({ ...base, choices: [], usage: { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 } });
+  if (includeUsage)
+    out.push({ ...base, choices: [], usage: { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 } });
   return out;
 }
 
@@ -32,20 +36,39 @@ async function startFake() {
     const body = JSON.parse(Buffer.concat(chunks).toString());
     const model = body.model;
     if (req.url.startsWith('/v1/messages')) {
-      const usage = { input_tokens: 12, output_tokens: 6, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+      const usage = {
+        input_tokens: 12,
+        output_tokens: 6,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      };
       const message = { id: 'm', type: 'message', role: 'assistant', model, stop_sequence: null };
       if (!body.stream) {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ ...message, content: [{ type: 'text', text: WORDS.join('') }], stop_reason: 'end_turn', usage }));
+        res.end(
+          JSON.stringify({
+            ...message,
+            content: [{ type: 'text', text: WORDS.join('') }],
+            stop_reason: 'end_turn',
+            usage,
+          }),
+        );
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const send = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-      send('message_start', { message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } });
+      const send = (type, data) =>
+        res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+      send('message_start', {
+        message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+      });
       send('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
-      for (const text of WORDS) send('content_block_delta', { index: 0, delta: { type: 'text_delta', text } });
+      for (const text of WORDS)
+        send('content_block_delta', { index: 0, delta: { type: 'text_delta', text } });
       send('content_block_stop', { index: 0 });
-      send('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 6 } });
+      send('message_delta', {
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 6 },
+      });
       send('message_stop', {});
       res.end();
       return;
@@ -58,14 +81,17 @@ async function startFake() {
           object: 'chat.completion',
           created: 1,
           model,
-          choices: [{ index: 0, message: { role: 'assistant', content: WORDS.join('') }, finish_reason: 'stop' }],
+          choices: [
+            { index: 0, message: { role: 'assistant', content: WORDS.join('') }, finish_reason: 'stop' },
+          ],
           usage: { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 },
         }),
       );
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    for (const e of chatEvents(model, body.stream_options?.include_usage === true)) res.write(`data: ${JSON.stringify(e)}\n\n`);
+    for (const e of chatEvents(model, body.stream_options?.include_usage === true))
+      res.write(`data: ${JSON.stringify(e)}\n\n`);
     res.end('data: [DONE]\n\n');
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -73,7 +99,11 @@ async function startFake() {
 }
 
 const ask = { model: 'gpt-bench', messages: [{ role: 'user', content: 'Hello there' }] };
-const claudeAsk = { model: 'claude-bench', max_tokens: 100, messages: [{ role: 'user', content: 'Hello there' }] };
+const claudeAsk = {
+  model: 'claude-bench',
+  max_tokens: 100,
+  messages: [{ role: 'user', content: 'Hello there' }],
+};
 
 async function drain(stream) {
   for await (const _ of stream);
@@ -103,10 +133,26 @@ export async function run() {
   const billing = new BillingClient({ apiKey: mock.apiKey, baseUrl: mock.baseUrl, logLevel: 'off' });
   mock.store.setBalance('acct_0', 'ai-assistant', 'credits', 1e12);
   let queued = 0;
-  const tracker = { track: async (e) => ({ event_key: e.event_key, n: queued++ }), flush: async () => {}, close: async () => ({ unsent: 0 }) };
+  const tracker = {
+    track: async (e) => ({ event_key: e.event_key, n: queued++ }),
+    flush: async () => {},
+    close: async () => ({ unsent: 0 }),
+  };
   const price = { input: 0.001, output: 0.003 };
-  const track = createAIMeter({ billing, product_code: 'api-gateway', meter_code: 'api_calls', price, tracker });
-  const debit = createAIMeter({ billing, product_code: 'ai-assistant', meter_code: 'credits', price, charge: 'debit' });
+  const track = createAIMeter({
+    billing,
+    product_code: 'api-gateway',
+    meter_code: 'api_calls',
+    price,
+    tracker,
+  });
+  const debit = createAIMeter({
+    billing,
+    product_code: 'ai-assistant',
+    meter_code: 'credits',
+    price,
+    charge: 'debit',
+  });
   const raw = new OpenAI({ apiKey: 'sk-bench', baseURL: `${fake.origin}/v1`, maxRetries: 0 });
   const rawClaude = new Anthropic({ apiKey: 'sk-bench', baseURL: fake.origin, maxRetries: 0 });
   const who = { account_ref_id: 'acct_0' };
@@ -119,12 +165,16 @@ export async function run() {
       'openai chat, unwrapped': () => raw.chat.completions.create(ask),
       'openai chat, track': () => metered.chat.completions.create(ask),
       'openai chat, debit': () => debited.chat.completions.create(ask),
-      'openai chat streamed, unwrapped': async () => drain(await raw.chat.completions.create({ ...ask, stream: true })),
-      'openai chat streamed, track': async () => drain(await metered.chat.completions.create({ ...ask, stream: true })),
+      'openai chat streamed, unwrapped': async () =>
+        drain(await raw.chat.completions.create({ ...ask, stream: true })),
+      'openai chat streamed, track': async () =>
+        drain(await metered.chat.completions.create({ ...ask, stream: true })),
       'anthropic messages, unwrapped': () => rawClaude.messages.create(claudeAsk),
       'anthropic messages, track': () => meteredClaude.messages.create(claudeAsk),
-      'anthropic streamed, unwrapped': async () => drain(await rawClaude.messages.create({ ...claudeAsk, stream: true })),
-      'anthropic streamed, track': async () => drain(await meteredClaude.messages.create({ ...claudeAsk, stream: true })),
+      'anthropic streamed, unwrapped': async () =>
+        drain(await rawClaude.messages.create({ ...claudeAsk, stream: true })),
+      'anthropic streamed, track': async () =>
+        drain(await meteredClaude.messages.create({ ...claudeAsk, stream: true })),
     },
     { time: 1000, warmupTime: 300 },
   );

@@ -12,7 +12,7 @@ export type AIChargeMode = 'track' | 'debit' | 'hold';
 
 /**
  * The tokens one call used, as the provider reported them (or as estimated, see
- * {@link AIChargeEvent.estimated}). `input` and `output` are totals: the cached and cache-written
+ * `estimated` of {@link AIChargeEvent}). `input` and `output` are totals: the cached and cache-written
  * tokens are part of `input`, the reasoning tokens part of `output`.
  */
 export interface AIUsage {
@@ -154,7 +154,12 @@ export interface AIMeterStats {
   /** Units charged in all. */
   quantity: number;
   /** Input and output tokens charged for. */
-  tokens: { input: number; output: number };
+  tokens: {
+    /** Input tokens. */
+    input: number;
+    /** Output tokens. */
+    output: number;
+  };
   /** Charges made on an estimate (a stream cancelled before its usage came). */
   estimated: number;
   /** Calls refused before the provider (insufficient credits). */

@@ -150,10 +150,15 @@ export interface AIEvent {
   readonly model: string;
   /** The tokens charged for: totals (`input` counts the cached ones, `output` the reasoning ones). */
   readonly usage: {
+    /** Every input token, cached ones included. */
     readonly input: number;
+    /** Every output token, reasoning ones included. */
     readonly output: number;
+    /** Of `input`, read from the prompt cache. */
     readonly cachedInput: number;
+    /** Of `input`, written to the prompt cache. */
     readonly cacheWrite: number;
+    /** Of `output`, reasoning tokens. */
     readonly reasoning: number;
   };
   /** The units charged. */
