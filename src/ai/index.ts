@@ -13,6 +13,7 @@ export type { AIEvent } from '../core/diagnostics.js';
 export { type CreditsShortfall, InsufficientCreditsError } from '../core/errors/index.js';
 export { createAIMeter } from './meter.js';
 export type {
+  AIBillingClient,
   AICallInfo,
   AICallOptions,
   AIChargeEvent,

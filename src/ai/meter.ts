@@ -1,3 +1,4 @@
+import type { BillingClient } from '../client.js';
 import type { AIEvent } from '../core/diagnostics.js';
 import { BillingError } from '../core/errors/index.js';
 import { createCreditHolds } from '../credits/holds.js';
@@ -78,6 +79,11 @@ class Meter implements AIMeter, MeterCore {
   #ownTracker = false;
   #holds: CreditHolds | undefined;
 
+  /** The client as the tracker and holds take it (the options type it by the methods the meter calls). */
+  get #client(): BillingClient {
+    return this.options.billing as unknown as BillingClient;
+  }
+
   constructor(options: AIMeterOptions) {
     this.options = options;
     this.mode = options.charge ?? 'track';
@@ -89,7 +95,7 @@ class Meter implements AIMeter, MeterCore {
   track(event: UsageWriteParams): Promise<unknown> {
     if (!this.#tracker) {
       this.#ownTracker = true;
-      this.#tracker = createUsageTracker(this.options.billing, {
+      this.#tracker = createUsageTracker(this.#client, {
         onDeadLetter: (refused, reason) => {
           this.counts.errors++;
           this.report(
@@ -105,7 +111,7 @@ class Meter implements AIMeter, MeterCore {
   }
 
   reserve(info: AICallInfo, quantity: number) {
-    this.#holds ??= createCreditHolds(this.options.billing);
+    this.#holds ??= createCreditHolds(this.#client);
     return this.#holds
       .reserve({
         account_ref_id: info.account_ref_id,

@@ -1,8 +1,10 @@
-import type { BillingClient } from '../client.js';
 import type { AIEvent } from '../core/diagnostics.js';
 import type { BillingError } from '../core/errors/index.js';
+import type { RequestOptions } from '../core/options.js';
 import type { CreditHolds } from '../credits/types.js';
 import type { GateHold } from '../gate/types.js';
+import type { MeterParams, UsageWriteParams } from '../resources/usage.js';
+import type { CreditBalance, DebitResult } from '../schemas/usage.js';
 import type { UsageTracker } from '../tracker/types.js';
 
 // The AI meter's public shape apart from its machinery: what users pass and hold.
@@ -87,10 +89,26 @@ export interface AIErrorContext {
   quantity?: number | undefined;
 }
 
+/**
+ * The client the meter charges through: a `BillingClient` of `billing-sdk`. Typed by the methods the
+ * meter calls, so a client of either of the package's builds (ESM, CJS) fits.
+ */
+export interface AIBillingClient {
+  /** The client's usage namespace. */
+  readonly usage: {
+    /** `usage.debit`: what `'debit'` mode and an overrun charge with. */
+    debit(params: UsageWriteParams, options?: RequestOptions): PromiseLike<DebitResult>;
+    /** `usage.record`: what the meter's own tracker sends with. */
+    record(params: UsageWriteParams, options?: RequestOptions): PromiseLike<unknown>;
+    /** `usage.balance`: what the meter's own holds read. */
+    balance(params: MeterParams, options?: RequestOptions): PromiseLike<CreditBalance>;
+  };
+}
+
 /** Options of {@link createAIMeter}. */
 export interface AIMeterOptions {
-  /** The client that records, debits and reads balances. */
-  billing: BillingClient;
+  /** The client that records, debits and reads balances (a `BillingClient`). */
+  billing: AIBillingClient;
   /** The product the calls are billed on, e.g. `ai-assistant`. */
   product_code: string;
   /** Its meter, e.g. `credits`. */
