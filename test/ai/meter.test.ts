@@ -52,6 +52,7 @@ describe('createAIMeter', () => {
         if (ok) expect(make).not.toThrow();
         else expect(make).toThrow(InvalidRequestError);
       }),
+      { numRuns: 50 },
     );
   });
 
