@@ -77,7 +77,7 @@ describe('the route’s client disconnecting mid-stream', () => {
     const { holds, options, meter, model, need } = parts();
     const gate = createGate<express.Request>({ ...options, account: (r) => r.get('x-account') ?? undefined });
     const app = express();
-    app.post('/chat', gate.express(need), (req, res) => {
+    app.post('/chat', gate.express(need), (_req, res) => {
       const d = res.locals.billing as GateAllowed;
       const abort = new AbortController();
       res.on('close', () => abort.abort());
