@@ -1,4 +1,5 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
@@ -146,5 +147,14 @@ describe('createAIMeter', () => {
     expect(c.total).toBe(18);
     expect(c.keys.sort()).toEqual(['k', 'k_over']);
     expect(errors).toEqual([expect.objectContaining({ kind: 'overrun', quantity: 18, event_key: 'k' })]);
+  });
+
+  it('imports no provider library: openai, @anthropic-ai/sdk and ai are read by their shapes', () => {
+    const dir = new URL('../../src/ai/', import.meta.url);
+    for (const file of readdirSync(dir)) {
+      const text = readFileSync(new URL(file, dir), 'utf8');
+      expect(text, file).not.toMatch(/^import(?! type)[^;]*from '(openai|@anthropic-ai\/sdk|ai|@ai-sdk\/[\w-]+)'/m);
+      expect(text, file).not.toMatch(/import\(['"](openai|@anthropic-ai|ai['"]|@ai-sdk)/);
+    }
   });
 });
