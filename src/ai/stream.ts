@@ -72,39 +72,35 @@ export function meterIterator<T>(
     return over;
   };
   let reading = false;
+  const done = { done: true, value: undefined } as IteratorResult<T>;
+  // A promise chain, not an async function: one promise per item on the caller's path.
+  const failed = async (error: unknown): Promise<IteratorResult<T>> => {
+    reading = false;
+    // Not `aborted()`: a client aborts its own request when its stream fails.
+    await end(isAbort(error) ? 'cancelled' : 'failed');
+    throw error;
+  };
+  const read = (): Promise<IteratorResult<T>> => {
+    reading = true;
+    return source.next().then(got, failed);
+  };
+  const got = (r: IteratorResult<T>): IteratorResult<T> | Promise<IteratorResult<T>> => {
+    reading = false;
+    // A client whose request the caller aborted may end the stream quietly.
+    if (r.done) return end(aborted() ? 'cancelled' : 'completed').then(() => r);
+    if (!watcher.see(r.value)) return read();
+    if (watcher.chars > 0) charge.progress(watcher.chars);
+    return r;
+  };
   return {
     end,
     get reading() {
       return reading;
     },
-    async next(): Promise<IteratorResult<T>> {
-      if (over) {
-        // Ended from outside (an abort while nobody read): done once the charge is.
-        await over;
-        return { done: true, value: undefined };
-      }
-      for (;;) {
-        let r: IteratorResult<T>;
-        reading = true;
-        try {
-          r = await source.next();
-        } catch (error) {
-          // Not `aborted()`: a client aborts its own request when its stream fails.
-          await end(isAbort(error) ? 'cancelled' : 'failed');
-          throw error;
-        } finally {
-          reading = false;
-        }
-        if (r.done) {
-          // A client whose request the caller aborted may end the stream quietly.
-          await end(aborted() ? 'cancelled' : 'completed');
-          return r;
-        }
-        if (watcher.see(r.value)) {
-          if (watcher.chars > 0) charge.progress(watcher.chars);
-          return r;
-        }
-      }
+    next(): Promise<IteratorResult<T>> {
+      // Ended from outside (an abort while nobody read): done once the charge is.
+      if (over) return over.then(() => done);
+      return read();
     },
     async return(value?: unknown): Promise<IteratorResult<T>> {
       const charged = end('cancelled');
