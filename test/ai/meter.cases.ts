@@ -153,7 +153,9 @@ describe('createAIMeter', () => {
     const dir = new URL('../../src/ai/', import.meta.url);
     for (const file of readdirSync(dir)) {
       const text = readFileSync(new URL(file, dir), 'utf8');
-      expect(text, file).not.toMatch(/^import(?! type)[^;]*from '(openai|@anthropic-ai\/sdk|ai|@ai-sdk\/[\w-]+)'/m);
+      expect(text, file).not.toMatch(
+        /^import(?! type)[^;]*from '(openai|@anthropic-ai\/sdk|ai|@ai-sdk\/[\w-]+)'/m,
+      );
       expect(text, file).not.toMatch(/import\(['"](openai|@anthropic-ai|ai['"]|@ai-sdk)/);
     }
   });
