@@ -13,7 +13,7 @@ const layers = [
   ['links', '^src/links/'],
   ['client', '^src/(client\\.ts$|resources/|schemas/)'],
   ['features', '^src/(access|tracker|webhooks|gate|credits)/'],
-  ['adapters', '^src/(redis|node|postgres)/'],
+  ['adapters', '^src/(redis|node|postgres|ai)/'],
   ['testing', '^src/testing/'],
   ['cli', '^src/cli/'],
   ['entries', '^src/index\\.ts$'],
@@ -53,7 +53,7 @@ module.exports = {
         'a package entry never imports another entry (the main entry never loads Redis, Postgres, Node-only or mock code)',
       severity: 'error',
       from: { path: '^src/' },
-      to: { path: '^src/(index|redis/index|node/index|postgres/index|testing/index)\\.ts$' },
+      to: { path: '^src/(index|redis/index|node/index|postgres/index|testing/index|ai/index)\\.ts$' },
     },
     {
       name: 'not-to-unresolvable',

@@ -117,6 +117,16 @@ export default defineConfig([
     platform: 'neutral',
     dts,
   },
+  // `billing-sdk/ai`: the AI meter. It imports no provider library (openai, @anthropic-ai/sdk and
+  // ai are read by their shapes), so it is neutral like the main entry.
+  {
+    ...shared,
+    entry: { 'ai/index': 'src/ai/index.ts' },
+    format: ['esm', 'cjs'],
+    platform: 'neutral',
+    dts,
+    ...classicZod,
+  },
   // `billing-sdk/node`: Node-only helpers (the file spool), never part of the main entry.
   {
     ...shared,

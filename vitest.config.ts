@@ -10,9 +10,10 @@ import { PG_BIN } from './scripts/servers.mjs';
  */
 const redisServer = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
 // Every test under test/redis/ starts a redis-server (or tests the entry beside those that do); so
-// do the CLI's process tests, which run the relay, dead letters and doctor on every durable spool.
+// do the CLI's process tests, which run the relay, dead letters and doctor on every durable spool,
+// and the AI meter's processes sharing a Redis hold store.
 const CLI_SPOOL_FILES = ['test/cli/{relay,dead-letters,doctor,cluster}.test.ts'];
-const REDIS_FILES = ['test/redis/**', ...CLI_SPOOL_FILES];
+const REDIS_FILES = ['test/redis/**', 'test/ai/holds.drill.test.ts', ...CLI_SPOOL_FILES];
 const skipRedis = !existsSync(redisServer) && !process.env.CI;
 if (skipRedis) {
   console.warn(

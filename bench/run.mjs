@@ -19,6 +19,7 @@ const SCENARIOS = [
   'redis',
   'postgres',
   'holds',
+  'ai',
 ];
 
 const here = new URL('./', import.meta.url);

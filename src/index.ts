@@ -21,6 +21,7 @@ export { APIPromise, type APIResponseInfo, type WithResponse } from './core/api-
 export { type Cooldown, type CooldownGrant, MAX_COOLDOWN_MS, memoryCooldown } from './core/cooldown.js';
 export type {
   AccessEvent,
+  AIEvent,
   AttemptTrace,
   CreditsEvent,
   GateEvent,

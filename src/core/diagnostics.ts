@@ -136,3 +136,37 @@ export interface TrackerEvent {
   /** Events being sent now. */
   readonly inFlight: number;
 }
+
+/**
+ * What the AI meter (`billing-sdk/ai`) publishes on `billing-sdk:ai`, once per call it charged or
+ * let go: never the account, a key, the prompt or the output.
+ */
+export interface AIEvent {
+  /** Always `charge`: a call ended and was charged `cost` (0: nothing was sent). */
+  readonly event: 'charge';
+  /** The way in: `openai`, `anthropic` or `ai-sdk`. */
+  readonly provider: string;
+  /** The model. */
+  readonly model: string;
+  /** The tokens charged for: totals (`input` counts the cached ones, `output` the reasoning ones). */
+  readonly usage: {
+    /** Every input token, cached ones included. */
+    readonly input: number;
+    /** Every output token, reasoning ones included. */
+    readonly output: number;
+    /** Of `input`, read from the prompt cache. */
+    readonly cachedInput: number;
+    /** Of `input`, written to the prompt cache. */
+    readonly cacheWrite: number;
+    /** Of `output`, reasoning tokens. */
+    readonly reasoning: number;
+  };
+  /** The units charged. */
+  readonly cost: number;
+  /** `track`, `debit`, `hold`, or `gate` (charged against a gated route's hold). */
+  readonly mode: 'track' | 'debit' | 'hold' | 'gate';
+  /** True when the usage was estimated from the text delivered (a stream cancelled before its usage came). */
+  readonly estimated: boolean;
+  /** How the call ended: `completed` (the provider's end, a length stop included), `cancelled` by the consumer, or `failed`. */
+  readonly ended: 'completed' | 'cancelled' | 'failed';
+}

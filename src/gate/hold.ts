@@ -17,6 +17,8 @@ import type { GateHold } from './types.js';
 export class RouteHold implements GateHold {
   readonly credit: CreditHold;
   #used: number | undefined;
+  /** Credits spent that no answer takes back (an AI call's tokens, see {@link spend}). */
+  #spent = 0;
   /** Under `gate.check`: no adapter settles this hold, so `use` would be heard by nobody. */
   #leftToCaller = false;
   /** Aborted on close: stops the keeper. */
@@ -49,6 +51,17 @@ export class RouteHold implements GateHold {
     this.#used = used;
   }
 
+  /**
+   * Says `spent` credits of the hold were spent for good (the tokens of the AI calls the handler
+   * made): the gate settles them even when the answer fails or the client leaves mid-stream, where
+   * it would otherwise release the hold. Also what a 2xx answer settles, unless `use` says more.
+   */
+  spend(spent: number): void {
+    checkArgs('hold.spend', [['spent', [integer(0, this.credit.quantity)], spent]]);
+    this.#spent = spent;
+    this.#used = Math.max(this.#used ?? 0, spent);
+  }
+
   /** Made by `gate.check`: the caller settles the hold itself (`use` throws). */
   leaveToCaller(): void {
     this.#leftToCaller = true;
@@ -61,8 +74,8 @@ export class RouteHold implements GateHold {
    */
   async close(succeeded: boolean): Promise<unknown> {
     this.#closing.abort();
-    if (!succeeded) return this.credit.release();
-    const used = this.#used ?? this.credit.quantity;
+    if (!succeeded && this.#spent === 0) return this.credit.release();
+    const used = succeeded ? (this.#used ?? this.credit.quantity) : this.#spent;
     const result = await this.credit.settle(used);
     const refused = refusedSettle(this.credit, used, result);
     if (refused) throw refused;

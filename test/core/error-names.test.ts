@@ -64,6 +64,7 @@ describe('error names: one table', () => {
       SpoolError: true,
       StoreError: true,
       SettleRefusedError: true,
+      InsufficientCreditsError: true,
       UsageTrackerError: true,
     };
     expect(classes.map(([name]) => name).sort()).toEqual(Object.keys(names).sort());

@@ -15,6 +15,8 @@ const FILES = [
   'postgres/index.d.cts',
   'node/index.d.ts',
   'node/index.d.cts',
+  'ai/index.d.ts',
+  'ai/index.d.cts',
   'testing/index.d.ts',
   'testing/index.d.cts',
 ];

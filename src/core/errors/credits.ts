@@ -1,5 +1,6 @@
 /**
- * The error of prepaid-credit holds: {@link SettleRefusedError}, a settle the service refused.
+ * The errors of prepaid credits: {@link SettleRefusedError}, a settle the service refused, and
+ * {@link InsufficientCreditsError}, an action refused before it ran because its credits could not be held.
  *
  * @module
  */
@@ -66,5 +67,58 @@ export class SettleRefusedError extends BillingError {
     Object.defineProperty(this, 'event_key', { value: refusal.event_key, enumerable: true });
     this.error_code = refusal.error_code;
     this.remaining_balance = refusal.remaining_balance;
+  }
+}
+
+/** What an {@link InsufficientCreditsError} says of the reservation that was refused. */
+export interface CreditsShortfall {
+  /** The account whose credits could not be held. */
+  account_ref_id: string;
+  /** The product. */
+  product_code: string;
+  /** The meter. */
+  meter_code: string;
+  /** The credits the action needed held: the most it may cost. */
+  required: number;
+  /** The credits that could be held (the balance minus every unexpired hold, or what a route's hold has left). */
+  available: number;
+}
+
+/**
+ * An action refused before it ran because the most it may cost could not be held: thrown by the
+ * AI meter of `billing-sdk/ai` in `'hold'` mode (and under a gated route's hold) before the provider
+ * is called, so nothing was sent to it and nothing was charged.
+ */
+export class InsufficientCreditsError extends BillingError {
+  /** @internal */
+  static override readonly brand: BillingErrorName = 'InsufficientCreditsError';
+  /** Always `'InsufficientCreditsError'`: the literal that `switch (err.name)` narrows on. */
+  override readonly name = 'InsufficientCreditsError' as const;
+  /** The account whose credits could not be held. */
+  readonly account_ref_id: string;
+  /** The product. */
+  readonly product_code: string;
+  /** The meter. */
+  readonly meter_code: string;
+  /** The credits the action needed held: the most it may cost. */
+  readonly required: number;
+  /** The credits that could be held. */
+  readonly available: number;
+
+  /**
+   * Built when a reservation is refused.
+   *
+   * @param operation - What was refused, e.g. `openai.chat.completions.create`.
+   * @param shortfall - The ledger, what was needed and what was available.
+   */
+  constructor(operation: string, shortfall: CreditsShortfall) {
+    super(
+      `${operation}: insufficient credits: ${shortfall.required} needed, ${shortfall.available} available (nothing was sent to the provider)`,
+    );
+    this.account_ref_id = shortfall.account_ref_id;
+    this.product_code = shortfall.product_code;
+    this.meter_code = shortfall.meter_code;
+    this.required = shortfall.required;
+    this.available = shortfall.available;
   }
 }

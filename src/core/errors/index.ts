@@ -19,7 +19,7 @@
  * }
  * ```
  * One module per kind: base.ts (the base class and its brand), api.ts (error statuses),
- * connection.ts (no usable answer), credits.ts (a settle refused), features.ts (the SDK's checks and features), names.ts and
+ * connection.ts (no usable answer), credits.ts (a settle refused, credits that could not be held), features.ts (the SDK's checks and features), names.ts and
  * table.ts (the names and the table of classes they stand for). This index exports the public part
  * of them, nothing else: src/index.ts re-exports it whole.
  *
@@ -44,7 +44,12 @@ export {
   type AttemptStats,
   ResponseTooLargeError,
 } from './connection.js';
-export { type SettleRefusal, SettleRefusedError } from './credits.js';
+export {
+  type CreditsShortfall,
+  InsufficientCreditsError,
+  type SettleRefusal,
+  SettleRefusedError,
+} from './credits.js';
 export {
   HostedLinkError,
   type HostedLinkErrorCode,

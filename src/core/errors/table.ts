@@ -23,7 +23,7 @@ import type {
   APIUserAbortError,
   ResponseTooLargeError,
 } from './connection.js';
-import type { SettleRefusedError } from './credits.js';
+import type { InsufficientCreditsError, SettleRefusedError } from './credits.js';
 import type {
   HostedLinkError,
   InvalidRequestError,
@@ -82,6 +82,8 @@ export interface BillingErrorClasses {
   StoreError: StoreError;
   /** `isBillingError(err, 'SettleRefusedError')` narrows `err` to {@link SettleRefusedError}. */
   SettleRefusedError: SettleRefusedError;
+  /** `isBillingError(err, 'InsufficientCreditsError')` narrows `err` to {@link InsufficientCreditsError}. */
+  InsufficientCreditsError: InsufficientCreditsError;
   /** `isBillingError(err, 'UsageTrackerError')` narrows `err` to {@link UsageTrackerError}. */
   UsageTrackerError: UsageTrackerError;
 }

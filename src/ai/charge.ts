@@ -1,0 +1,298 @@
+import {
+  BillingError,
+  InsufficientCreditsError,
+  InvalidRequestError,
+  SettleRefusedError,
+} from '../core/errors/index.js';
+import type { CreditHold } from '../credits/types.js';
+import type { UsageWriteParams } from '../resources/usage.js';
+import type { DebitResult } from '../schemas/usage.js';
+import { safely } from '../util/safely.js';
+import { anyTokens, costOf, estimateTokens, NO_USAGE } from './price.js';
+import { leftOf, spendFrom, spendSoFar, takeFrom } from './route-hold.js';
+import type {
+  AICallInfo,
+  AICallOptions,
+  AIChargeEvent,
+  AIChargeMode,
+  AIErrorContext,
+  AIMeterOptions,
+  AIMeterStats,
+  AIUsage,
+} from './types.js';
+
+/** What one call's charge needs of its meter. */
+export interface MeterCore {
+  readonly options: AIMeterOptions;
+  readonly mode: AIChargeMode;
+  readonly counts: AIMeterStats;
+  track(event: UsageWriteParams): Promise<unknown>;
+  reserve(info: AICallInfo, quantity: number): Promise<{ hold: CreditHold } | { available: number }>;
+  report(error: BillingError, context: AIErrorContext): void;
+  publish(event: AIChargeEvent): void;
+}
+
+/** What a wrap hands each call of its model or client: its charge (with a key of its own). */
+export interface Calls {
+  start(
+    provider: AICallInfo['provider'],
+    operation: string,
+    model: string,
+    stream: boolean,
+    maxOutputTokens: number | undefined,
+    input: () => number,
+  ): Charge;
+}
+
+/** How a call ended, for its charge. */
+export type CallEnd = AIChargeEvent['ended'];
+
+/**
+ * The one charging step of a call, whichever way it came in: before the provider, the most it may
+ * cost is held (`'hold'`, or a gated route's hold) or refused with {@link InsufficientCreditsError};
+ * after it, what it used is charged once, under the call's key ({@link end}), or nothing and the hold
+ * freed ({@link fail}). A charge that fails is the meter's `onError`'s, never the caller's: the
+ * provider's answer is the user's already.
+ */
+export class Charge {
+  readonly info: AICallInfo;
+  readonly #core: MeterCore;
+  readonly #options: AICallOptions;
+  /** The prompt's estimated tokens, read only when needed (a bound, an estimate). */
+  readonly #estimate: () => number;
+  #input: number | undefined;
+  #hold: CreditHold | undefined;
+  /** What this call took of a gated route's hold. */
+  #taken = 0;
+  #done: Promise<void> | undefined;
+
+  constructor(core: MeterCore, info: AICallInfo, options: AICallOptions, input: () => number) {
+    this.#core = core;
+    this.info = info;
+    this.#options = options;
+    this.#estimate = input;
+  }
+
+  /** The prompt's estimated tokens, walked once. */
+  #inputTokens(): number {
+    this.#input ??= this.#estimate();
+    return this.#input;
+  }
+
+  /** The tokens the prompt is estimated to be. */
+  estimatedInput(): number {
+    return this.#inputTokens();
+  }
+
+  /**
+   * Before the provider: holds what the call may cost where a hold is asked for (a promise when
+   * that waits for the store, else nothing: the call goes on at once). Throws (or rejects with)
+   * {@link InsufficientCreditsError} when it cannot be held, {@link InvalidRequestError} when the
+   * call has no bound in `'hold'` mode: in either case nothing was sent.
+   */
+  begin(): Promise<void> | undefined {
+    const route = this.#options.hold;
+    if (route) {
+      const bound = this.#bound(false);
+      const taken = takeFrom(route, bound);
+      if (taken === undefined) this.#refused(bound ?? 1, Math.max(0, leftOf(route)));
+      this.#taken = taken ?? 0;
+    } else if (this.#core.mode === 'hold') {
+      const bound = this.#bound(true) as number;
+      return this.#core.reserve(this.info, bound).then((r) => {
+        if ('available' in r) this.#refused(bound, r.available);
+        this.#hold = r.hold;
+        this.#core.counts.calls++;
+      });
+    }
+    this.#core.counts.calls++;
+    return undefined;
+  }
+
+  /**
+   * A streamed call's cost so far (`chars` of output delivered): under a gated route, the hold is
+   * told, so a client that leaves mid-stream is charged what it was sent.
+   */
+  progress(chars: number): void {
+    const route = this.#options.hold;
+    if (!route || this.#done) return;
+    const estimate = { ...NO_USAGE, input: this.#inputTokens(), output: estimateTokens(chars) };
+    spendSoFar(route, this.#taken, this.#costOf(estimate));
+  }
+
+  /**
+   * After the call: charges `usage` once (later calls answer the first one's promise). `estimated`
+   * marks a usage estimated from the text delivered, kept within the hold. Never rejects.
+   */
+  end(usage: AIUsage, ended: CallEnd, estimated = false): Promise<void> {
+    this.#done ??= this.#charge(usage, ended, estimated).catch((error: unknown) => this.#failed(error));
+    return this.#done;
+  }
+
+  /** The call failed before any token: nothing is charged, the hold is freed. Never rejects. */
+  fail(): Promise<void> {
+    this.#core.counts.failed++;
+    return this.end(NO_USAGE, 'failed');
+  }
+
+  async #charge(usage: AIUsage, ended: CallEnd, estimated: boolean): Promise<void> {
+    const core = this.#core;
+    const route = this.#options.hold;
+    let cost = anyTokens(usage) ? this.#costOf(usage) : 0;
+    if (estimated) cost = Math.min(cost, this.#ceiling());
+    if (route) cost = spendFrom(route, this.#taken, cost);
+    const mode = route ? 'gate' : core.mode;
+    core.publish({
+      provider: this.info.provider,
+      model: this.info.model,
+      usage,
+      cost,
+      mode,
+      estimated,
+      ended,
+    });
+    const hold = this.#hold;
+    if (cost === 0) {
+      if (hold) await hold.release();
+      return;
+    }
+    const { counts } = core;
+    counts.charged++;
+    counts.quantity += cost;
+    counts.tokens.input += usage.input;
+    counts.tokens.output += usage.output;
+    if (estimated) counts.estimated++;
+    if (route) return;
+    const event = this.#event(cost, usage, estimated);
+    if (mode === 'track') await core.track(event);
+    else if (!hold) this.#refusal(await core.options.billing.usage.debit(event), cost);
+    else if (cost <= hold.quantity) this.#refusal(await hold.settle(cost), cost);
+    else {
+      // The input was estimated low: the hold is settled whole and the rest charged apart, once.
+      const rest = { ...event, quantity: cost - hold.quantity, event_key: `${event.event_key}_over` };
+      this.#refusal(await hold.settle(hold.quantity), hold.quantity);
+      this.#refusal(await core.options.billing.usage.debit(rest), rest.quantity);
+      this.#tell(
+        new BillingError(
+          `ai: the call cost ${cost}, more than the ${hold.quantity} held (its input was estimated low): the hold was settled and ${rest.quantity} debited under ${rest.event_key}`,
+        ),
+        'overrun',
+        cost,
+      );
+    }
+  }
+
+  /** The usage event or debit of a charge: the model and token counts as metadata, never the text. */
+  #event(quantity: number, usage: AIUsage, estimated: boolean) {
+    const { options } = this.#core;
+    const metadata: Record<string, unknown> = {
+      ...this.#options.metadata,
+      model: this.info.model,
+      input_tokens: usage.input,
+      output_tokens: usage.output,
+      cached_input_tokens: usage.cachedInput,
+      cache_write_tokens: usage.cacheWrite,
+      reasoning_tokens: usage.reasoning,
+    };
+    if (estimated) metadata.estimated = true;
+    return {
+      account_ref_id: this.info.account_ref_id,
+      product_code: options.product_code,
+      meter_code: options.meter_code,
+      quantity,
+      event_key: this.info.event_key,
+      metadata,
+    };
+  }
+
+  /** A refused debit or settle: the work was done and is unpaid; told to `onError`. */
+  #refusal(result: DebitResult, quantity: number): void {
+    if (result.approved) return;
+    const { options } = this.#core;
+    this.#tell(
+      new SettleRefusedError({
+        account_ref_id: this.info.account_ref_id,
+        product_code: options.product_code,
+        meter_code: options.meter_code,
+        used: quantity,
+        event_key: result.event_key ?? this.info.event_key,
+        error_code: String(result.error_code),
+        remaining_balance: result.remaining_balance,
+      }),
+      'charge',
+      quantity,
+    );
+  }
+
+  #failed(error: unknown): void {
+    const billingError =
+      error instanceof BillingError
+        ? error
+        : new BillingError(`ai: the charge of ${this.info.event_key} failed: ${String(error)}`, {
+            cause: error,
+          });
+    this.#tell(billingError, 'charge');
+    // A hold whose settle failed stays until its ttl (it only holds back credits); a route's is the gate's.
+  }
+
+  #tell(error: BillingError, kind: AIErrorContext['kind'], quantity?: number): void {
+    this.#core.counts.errors++;
+    this.#core.report(error, { kind, event_key: this.info.event_key, model: this.info.model, quantity });
+  }
+
+  #costOf(usage: AIUsage): number {
+    return costOf(this.#core.options.price, usage, this.info);
+  }
+
+  /** The most an estimate may charge: what was held for the call (its bound otherwise). */
+  #ceiling(): number {
+    if (this.#options.hold) return this.#taken;
+    if (this.#hold) return this.#hold.quantity;
+    return this.#bound(false) ?? Number.MAX_SAFE_INTEGER;
+  }
+
+  /**
+   * The most the call may cost: `maxQuantity`, else its max output tokens at the output price plus
+   * its estimated input at the input price. `undefined` without either, or an `InvalidRequestError`
+   * when one is `required`.
+   */
+  #bound(required: boolean): number | undefined {
+    const { maxQuantity } = this.#core.options;
+    if (typeof maxQuantity === 'number') return maxQuantity;
+    if (typeof maxQuantity === 'function') {
+      const q = maxQuantity(this.info);
+      if (Number.isInteger(q) && q >= 1) return q;
+      throw new InvalidRequestError(this.info.operation, [
+        { field: 'maxQuantity', message: `answered ${String(q)}: it must be an integer >= 1` },
+      ]);
+    }
+    const max = this.info.maxOutputTokens;
+    if (max !== undefined)
+      return Math.max(1, this.#costOf({ ...NO_USAGE, input: this.#inputTokens(), output: max }));
+    if (!required) return undefined;
+    throw new InvalidRequestError(this.info.operation, [
+      {
+        field: 'max_tokens',
+        message:
+          "is needed in 'hold' mode to bound what the call may cost (max_tokens, max_completion_tokens, max_output_tokens or maxOutputTokens), unless the meter has maxQuantity",
+      },
+    ]);
+  }
+
+  #refused(required: number, available: number): never {
+    this.#core.counts.refused++;
+    throw new InsufficientCreditsError(this.info.operation, {
+      account_ref_id: this.info.account_ref_id,
+      product_code: this.#core.options.product_code,
+      meter_code: this.#core.options.meter_code,
+      required,
+      available,
+    });
+  }
+}
+
+/** Calls a user's `onError` through a guard. */
+export const reportTo =
+  (onError: AIMeterOptions['onError']) =>
+  (error: BillingError, context: AIErrorContext): void =>
+    void safely(() => onError?.(error, context));

@@ -1,0 +1,71 @@
+import type { AICallInfo, AIPrice, AIUsage } from './types.js';
+
+/** No token at all. */
+export const NO_USAGE: Readonly<AIUsage> = Object.freeze({
+  input: 0,
+  output: 0,
+  cachedInput: 0,
+  cacheWrite: 0,
+  reasoning: 0,
+});
+
+/** A usage of `input` and `output` tokens, nothing cached nor reasoned. */
+export const usageOf = (input: number, output: number): AIUsage => ({ ...NO_USAGE, input, output });
+
+/** Whether a usage has any token. */
+export const anyTokens = (u: AIUsage): boolean => u.input > 0 || u.output > 0;
+
+/**
+ * A count the provider reported, or 0: a missing, negative or non-finite one never turns into a
+ * charge (or a NaN in a sum).
+ */
+export const tokens = (v: unknown): number => (typeof v === 'number' && v > 0 && Number.isFinite(v) ? v : 0);
+
+/**
+ * What a call costs, in the meter's units: the sum of its tokens at their prices (or the price
+ * function's answer), rounded up. A price function answering something other than a non-negative
+ * finite number is the meter's misconfiguration: it throws, and the caller reports it.
+ */
+export function costOf(price: AIPrice, usage: AIUsage, call: AICallInfo): number {
+  let sum: number;
+  if (typeof price === 'function') {
+    sum = price(usage, call);
+    if (typeof sum !== 'number' || !(sum >= 0) || !Number.isFinite(sum)) {
+      throw new TypeError(`price(usage, call) answered ${String(sum)}: it must be a number ≥ 0`);
+    }
+  } else {
+    const plain = Math.max(0, usage.input - usage.cachedInput - usage.cacheWrite);
+    const text = Math.max(0, usage.output - usage.reasoning);
+    sum =
+      plain * price.input +
+      usage.cachedInput * (price.cachedInput ?? price.input) +
+      usage.cacheWrite * (price.cacheWrite ?? price.input) +
+      text * price.output +
+      usage.reasoning * (price.reasoning ?? price.output);
+  }
+  // 1e-9 absorbs float noise (0.1 + 0.2), so 3 tokens at 0.1 cost 1, not 2... of 0.30000000000000004.
+  return Math.ceil(sum - 1e-9);
+}
+
+/** Characters per token when estimating: the usual rule of thumb for English text and JSON. */
+const CHARS_PER_TOKEN = 4;
+
+/** Tokens that `chars` characters of text are estimated to be: never 0 for some text. */
+export const estimateTokens = (chars: number): number => (chars > 0 ? Math.ceil(chars / CHARS_PER_TOKEN) : 0);
+
+/**
+ * The input tokens a request is estimated to hold: the characters of every string in its prompt
+ * parts (messages, input, system, instructions, prompt, tools), without serialising the request.
+ */
+export function estimateInput(parts: readonly unknown[]): number {
+  let chars = 0;
+  const stack = [...parts];
+  // A bound on the walk: a prompt is a tree of a few thousand nodes at most; a cycle ends here.
+  for (let seen = 0; stack.length && seen < 100_000; seen++) {
+    const v = stack.pop();
+    if (typeof v === 'string') chars += v.length;
+    else if (Array.isArray(v)) stack.push(...v);
+    else if (v && typeof v === 'object' && !ArrayBuffer.isView(v)) stack.push(...Object.values(v));
+  }
+  return estimateTokens(chars);
+}
