@@ -48,6 +48,13 @@ export type {
 export { createGate } from './gate/gate.js';
 export type { GateIdempotency, GateIdempotencyOptions } from './gate/idempotency-types.js';
 export type {
+  AccountState,
+  AccountStateHandler,
+  AccountStateStats,
+  AccountStateStreamOptions,
+  AccountStateView,
+} from './gate/state-types.js';
+export type {
   CreditsNeed,
   EntitlementNeed,
   FastifyReplyLike,

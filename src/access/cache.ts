@@ -7,6 +7,7 @@ import { loadLruCache, warmRequestPath } from '../platform/server.js';
 import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
 import { checkEntitlement, type EntitlementCheckParams } from '../resources/entitlements.js';
 import type { AccountStatus } from '../schemas/account-status.js';
+import { tellAccount } from '../util/account-changes.js';
 import { type Clock, clockOf } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
 import { scopedTo } from '../util/service-namespace.js';
@@ -131,11 +132,11 @@ class Cache implements AccessCache {
     this.#clock = clock;
     this.#generations = new Generations(Math.max(o.maxEntries, 10_000));
     this.#unwatch = o.store
-      ? o.store.watch(
-          (account) =>
-            account === undefined ? this.#generations.bumpAll() : this.#generations.bump(account),
-          o.onError,
-        )
+      ? o.store.watch((account) => {
+          if (account === undefined) this.#generations.bumpAll();
+          else this.#generations.bump(account);
+          tellAccount(this, account);
+        }, o.onError)
       : () => {};
   }
 
@@ -225,7 +226,10 @@ class Cache implements AccessCache {
     this.#counts.invalidations++;
     this.#generations.bump(account_ref_id);
     tell('invalidate');
-    if (!this.#o.store) return;
+    if (!this.#o.store) {
+      tellAccount(this, account_ref_id);
+      return;
+    }
     try {
       await this.#o.store.invalidate(account_ref_id);
     } catch (error) {
@@ -237,6 +241,8 @@ class Cache implements AccessCache {
     }
     // Again: a lookup made while the store was invalidating may have read an answer from before.
     this.#generations.bump(account_ref_id);
+    // The store's watch tells this instance too, but later: its own streams hear it now.
+    tellAccount(this, account_ref_id);
   }
 
   stats(): AccessCacheStats {
