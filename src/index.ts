@@ -53,6 +53,8 @@ export type {
   AccountStateStats,
   AccountStateStreamOptions,
   AccountStateView,
+  StateFastifyReply,
+  StateNodeResponse,
 } from './gate/state-types.js';
 export type {
   CreditsNeed,

@@ -1,5 +1,15 @@
-import type { NodeHandler } from './express.js';
-import type { FastifyReplyLike, HonoContextLike, PaywallTarget } from './types.js';
+/** What a paywall link leads to: a product, or a subscription's tier (`resolve.publicUrl`). */
+export type PaywallTarget =
+  | {
+      /** A product's label name (a one-time sale, a credits pack). */
+      product_name: string;
+    }
+  | {
+      /** A subscription product's label name. */
+      subscription_name: string;
+      /** The tier's label name. */
+      tier_name: string;
+    };
 
 /**
  * What the browser may see of its own account, as {@link Gate.state} describes it: the front end's
@@ -85,13 +95,45 @@ export interface AccountStateHandler<Req> {
    */
   fetch(request: Req, ...rest: unknown[]): Promise<Response>;
   /** An Express / Connect / node:http handler; a stream ends when the connection closes. */
-  express: NodeHandler<Req>;
+  express(req: Req, res: StateNodeResponse, next: (error?: unknown) => void): Promise<void>;
   /** A Fastify handler (`app.get(path, handler)`); a stream ends when the connection closes. */
-  fastify(request: Req, reply: FastifyReplyLike): Promise<unknown>;
-  /** A Hono handler (`app.get(path, handler)`). */
-  hono(c: HonoContextLike): Promise<Response>;
+  fastify(request: Req, reply: StateFastifyReply): Promise<unknown>;
+  /** A Hono handler (`app.get(path, handler)`): the stream ends when the request's signal aborts. */
+  hono(c: {
+    /** Hono's request; `raw` is the Fetch `Request`. */
+    req: {
+      /** The Fetch `Request`. */
+      raw: Request;
+    };
+  }): Promise<Response>;
   /** Ends every open stream and stops listening; later requests are answered 503. */
   close(): Promise<void>;
   /** Streams open now, for metrics and tests. */
   stats(): AccountStateStats;
+}
+
+/** What the state handler writes to of Node's response (Express, Connect, node:http; Fastify's `reply.raw`). */
+export interface StateNodeResponse {
+  /** Writes the status line and headers. */
+  writeHead(status: number, headers: Record<string, string>): unknown;
+  /** Writes a chunk of the body (a stream's event). */
+  write(chunk: Uint8Array): unknown;
+  /** Ends the response. */
+  end(body?: string): unknown;
+  /** Node's `close` event: the connection closed (the stream ends). */
+  once(event: 'close', listener: () => void): unknown;
+}
+
+/** What the state handler uses of Fastify's reply (structural). */
+export interface StateFastifyReply {
+  /** Sets the status. */
+  code(status: number): unknown;
+  /** Sets a header. */
+  header(name: string, value: string): unknown;
+  /** Sends the body. */
+  send(body?: unknown): unknown;
+  /** Node's response, which a stream is written to. */
+  readonly raw: StateNodeResponse;
+  /** Takes the reply over from Fastify (a stream is written to `raw` by the handler). */
+  hijack?(): unknown;
 }

@@ -2,19 +2,17 @@ import { watchAccounts } from '../util/account-changes.js';
 import { safely } from '../util/safely.js';
 import { problem } from './answer.js';
 import { accountOf, DEFAULT_RETRY_AFTER_S, isUnavailable, retryAfterOf } from './decide.js';
-import type { NodeHandler, NodeNext } from './express.js';
 import type { PaywallLinks } from './links.js';
 import { headerOf } from './request.js';
 import { Balances, checkView, readState } from './state-read.js';
 import { STREAM_HEADERS, StateStreams } from './state-stream.js';
-import type { AccountStateHandler, AccountStateView } from './state-types.js';
 import type {
-  FastifyReplyLike,
-  GateOptions,
-  GateRequest,
-  HonoContextLike,
-  NodeResponseLike,
-} from './types.js';
+  AccountStateHandler,
+  AccountStateView,
+  StateFastifyReply,
+  StateNodeResponse,
+} from './state-types.js';
+import type { GateOptions, GateRequest } from './types.js';
 
 /** A JSON state is the account's own and of this moment: no cache, shared or private, may keep it. */
 const JSON_HEADERS = {
@@ -22,11 +20,6 @@ const JSON_HEADERS = {
   'cache-control': 'private, no-store',
   vary: 'accept',
 };
-
-/** Node's response as a stream is written to it (Express, Connect, node:http, Fastify's `reply.raw`). */
-interface NodeWritable extends NodeResponseLike {
-  write(chunk: Uint8Array): unknown;
-}
 
 /**
  * `gate.state(view)`: the handler that answers the request's own account's state (see
@@ -100,21 +93,21 @@ export function stateHandler<Req extends GateRequest>(
     return answer(request, controller.signal);
   };
 
-  const express: NodeHandler<Req> = (req, res, next: NodeNext) =>
+  const express = (req: Req, res: StateNodeResponse, next: (error?: unknown) => void) =>
     nodeAnswer(req, res)
-      .then((response) => writeNode(res as NodeWritable, response))
+      .then((response) => writeNode(res, response))
       .catch(next);
 
   return {
     fetch: (request) => answer(request, (request as { signal?: AbortSignal }).signal),
-    hono: (c: HonoContextLike) => answer(c.req.raw as unknown as Req, c.req.raw.signal),
+    hono: (c) => answer(c.req.raw as unknown as Req, c.req.raw.signal),
     express,
-    async fastify(request, reply: FastifyReplyLike) {
+    async fastify(request, reply: StateFastifyReply) {
       const response = await nodeAnswer(request, reply.raw);
       if (response.body && response.headers.get('content-type')?.startsWith('text/event-stream')) {
         // Fastify would buffer or end it: the stream is written to Node's response itself.
         reply.hijack?.();
-        await writeNode(reply.raw as unknown as NodeWritable, response);
+        await writeNode(reply.raw, response);
         return reply;
       }
       reply.code(response.status);
@@ -134,7 +127,7 @@ export function stateHandler<Req extends GateRequest>(
  * Writes a Fetch answer to Node's response, its body chunk by chunk as it comes (a stream's events
  * reach the browser at once); the body is cancelled when the connection closes first.
  */
-async function writeNode(res: NodeWritable, response: Response): Promise<void> {
+async function writeNode(res: StateNodeResponse, response: Response): Promise<void> {
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     headers[name] = value;

@@ -4,7 +4,9 @@ import type { CreditHold, CreditHolds } from '../credits/types.js';
 import type { DebitApproved } from '../schemas/usage.js';
 import type { UsageTracker } from '../tracker/types.js';
 import type { GateIdempotency, GateIdempotencyOptions } from './idempotency-types.js';
-import type { AccountStateHandler, AccountStateView } from './state-types.js';
+import type { AccountStateHandler, AccountStateView, PaywallTarget } from './state-types.js';
+
+export type { PaywallTarget } from './state-types.js';
 
 /**
  * What a gate reads of a request, whichever way the framework hands it over: a Fetch `Request`
@@ -101,19 +103,6 @@ export type GateNeed<Req = GateRequest> =
  * every other part held, so a "no" never costs credits).
  */
 export type GateNeeds<Req = GateRequest> = GateNeed<Req> | readonly GateNeed<Req>[];
-
-/** What a paywall link leads to: a product, or a subscription's tier (`resolve.publicUrl`). */
-export type PaywallTarget =
-  | {
-      /** A product's label name (a one-time sale, a credits pack). */
-      product_name: string;
-    }
-  | {
-      /** A subscription product's label name. */
-      subscription_name: string;
-      /** The tier's label name. */
-      tier_name: string;
-    };
 
 /** Where a "no" sends the customer: the signed hosted page of what would turn it into a "yes". */
 export interface GatePaywall<Req = Request> {
