@@ -65,6 +65,7 @@ describe('error names: one table', () => {
       StoreError: true,
       SettleRefusedError: true,
       UsageTrackerError: true,
+      AccountViewError: true,
     };
     expect(classes.map(([name]) => name).sort()).toEqual(Object.keys(names).sort());
     for (const [exported, cls] of classes) {

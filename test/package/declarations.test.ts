@@ -15,6 +15,8 @@ const FILES = [
   'postgres/index.d.cts',
   'node/index.d.ts',
   'node/index.d.cts',
+  'view/index.d.ts',
+  'view/index.d.cts',
   'testing/index.d.ts',
   'testing/index.d.cts',
 ];

@@ -41,4 +41,5 @@ export type BillingErrorName =
   | 'SpoolError'
   | 'StoreError'
   | 'SettleRefusedError'
-  | 'UsageTrackerError';
+  | 'UsageTrackerError'
+  | 'AccountViewError';
