@@ -36,3 +36,12 @@ export function tellAccount(owner: object, account: string | undefined): void {
     }
   }
 }
+
+/**
+ * How many listeners `owner` has: for the SDK's tests, which check that nothing is left listening.
+ *
+ * @internal
+ */
+export function listenersOf(owner: object): number {
+  return listeners.get(owner)?.size ?? 0;
+}
