@@ -49,7 +49,9 @@ export { createGate } from './gate/gate.js';
 export type { GateIdempotency, GateIdempotencyOptions } from './gate/idempotency-types.js';
 export type {
   AccountState,
+  AccountStateFeature,
   AccountStateHandler,
+  AccountStateMeter,
   AccountStateStats,
   AccountStateStreamOptions,
   AccountStateView,

@@ -21,9 +21,9 @@ export interface AccountStateView {
    * The entitlements the page shows, by the page's own name for each (`export`, `sso`): the
    * state's `features` has a boolean under each name.
    */
-  features?: Readonly<Record<string, { product_code: string; entitlement_code: string }>> | undefined;
+  features?: Readonly<Record<string, AccountStateFeature>> | undefined;
   /** The prepaid-credits meters whose balances the state carries (`credits[product_code][meter_code]`). */
-  credits?: readonly { product_code: string; meter_code: string }[] | undefined;
+  credits?: readonly AccountStateMeter[] | undefined;
   /**
    * The page an upgrade goes to (a product, or a subscription's tier), as the gate's `paywall.target`
    * answers it: the state's `paywall_url` is its signed link for the account, made with the gate's
@@ -32,6 +32,22 @@ export interface AccountStateView {
   paywall?: PaywallTarget | undefined;
   /** Limits and timings of the live streams (`Accept: text/event-stream`). */
   streams?: AccountStateStreamOptions | undefined;
+}
+
+/** An entitlement the page shows, as `entitlements.check` names it. */
+export interface AccountStateFeature {
+  /** The product's code. */
+  product_code: string;
+  /** The entitlement's code. */
+  entitlement_code: string;
+}
+
+/** A prepaid-credits meter whose balance the page shows. */
+export interface AccountStateMeter {
+  /** The prepaid-credits product's code. */
+  product_code: string;
+  /** The meter's code. */
+  meter_code: string;
 }
 
 /** Limits and timings of `gate.state`'s live streams. */

@@ -60,6 +60,7 @@ describe('the guides', () => {
   it('are the tasks and the pages for operating the SDK, each titled for the docs site', () => {
     expect(guides).toEqual([
       'guides/access-cache.md',
+      'guides/browser-state.md',
       'guides/choosing.md',
       'guides/credits.md',
       'guides/environment.md',
