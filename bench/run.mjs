@@ -19,6 +19,7 @@ const SCENARIOS = [
   'redis',
   'postgres',
   'holds',
+  'view',
 ];
 
 const here = new URL('./', import.meta.url);
