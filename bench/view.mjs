@@ -148,6 +148,9 @@ export async function run() {
   const perStream = (process.memoryUsage().heapUsed - before) / streams.length;
   for (const c of controllers) c.abort();
   await memory.close();
+  // What is left is the handler's: the Responses the bench itself held go first.
+  streams.length = 0;
+  controllers.length = 0;
   await gc();
   const after = process.memoryUsage().heapUsed - before;
 
