@@ -130,13 +130,16 @@ class Cache implements AccessCache {
     this.#billing = billing;
     this.#o = o;
     this.#clock = clock;
-    this.#generations = new Generations(Math.max(o.maxEntries, 10_000));
+    // Every move of an account (an invalidation here or heard from the store) is told to gate.state's streams.
+    this.#generations = new Generations(Math.max(o.maxEntries, 10_000), (account) =>
+      tellAccount(this, account),
+    );
     this.#unwatch = o.store
-      ? o.store.watch((account) => {
-          if (account === undefined) this.#generations.bumpAll();
-          else this.#generations.bump(account);
-          tellAccount(this, account);
-        }, o.onError)
+      ? o.store.watch(
+          (account) =>
+            account === undefined ? this.#generations.bumpAll() : this.#generations.bump(account),
+          o.onError,
+        )
       : () => {};
   }
 
@@ -226,10 +229,7 @@ class Cache implements AccessCache {
     this.#counts.invalidations++;
     this.#generations.bump(account_ref_id);
     tell('invalidate');
-    if (!this.#o.store) {
-      tellAccount(this, account_ref_id);
-      return;
-    }
+    if (!this.#o.store) return;
     try {
       await this.#o.store.invalidate(account_ref_id);
     } catch (error) {
@@ -241,8 +241,6 @@ class Cache implements AccessCache {
     }
     // Again: a lookup made while the store was invalidating may have read an answer from before.
     this.#generations.bump(account_ref_id);
-    // The store's watch tells this instance too, but later: its own streams hear it now.
-    tellAccount(this, account_ref_id);
   }
 
   stats(): AccessCacheStats {

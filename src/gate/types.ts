@@ -407,21 +407,21 @@ export interface Gate<Req extends GateRequest = Request> {
    * @throws {@link InvalidRequestError} naming each bad field of `view`.
    * @example
    * ```ts
-   * import { Hono } from 'hono';
+   * import express from 'express';
    * import { BillingClient, createAccessCache, createGate } from 'billing-sdk';
    *
    * const billing = new BillingClient();
-   * const gate = createGate({
+   * const gate = createGate<express.Request>({
    *   billing,
    *   access: createAccessCache(billing),
-   *   account: (request) => request.headers.get('x-account-id') ?? undefined,
+   *   account: (req) => req.get('x-account-id'),
    * });
    * const state = gate.state({
    *   features: { export: { product_code: 'ai-assistant', entitlement_code: 'export' } },
    *   credits: [{ product_code: 'ai-assistant', meter_code: 'credits' }],
    * });
-   * const app = new Hono();
-   * app.get('/billing/state', state.hono);
+   * const app = express();
+   * app.get('/billing/state', state.express);
    * ```
    */
   state(view: AccountStateView): AccountStateHandler<Req>;
