@@ -130,10 +130,8 @@ class Cache implements AccessCache {
     this.#billing = billing;
     this.#o = o;
     this.#clock = clock;
-    // Every move of an account (an invalidation here or heard from the store) is told to gate.state's streams.
-    this.#generations = new Generations(Math.max(o.maxEntries, 10_000), (account) =>
-      tellAccount(this, account),
-    );
+    // Each move of an account (invalidated here or through the store) reaches gate.state's streams.
+    this.#generations = new Generations(Math.max(o.maxEntries, 10_000), (a) => tellAccount(this, a));
     this.#unwatch = o.store
       ? o.store.watch(
           (account) =>
