@@ -13,6 +13,7 @@ const layers = [
   ['links', '^src/links/'],
   ['client', '^src/(client\\.ts$|resources/|schemas/)'],
   ['features', '^src/(access|tracker|webhooks|gate|credits)/'],
+  ['view', '^src/view/'],
   ['adapters', '^src/(redis|node|postgres|ai)/'],
   ['testing', '^src/testing/'],
   ['cli', '^src/cli/'],
@@ -48,12 +49,20 @@ module.exports = {
     },
     ...upward,
     {
+      name: 'view-stands-alone',
+      comment:
+        'billing-sdk/view is what a browser downloads: its own error and the state type only (no zod, ky or jose)',
+      severity: 'error',
+      from: { path: '^src/view/' },
+      to: { pathNot: '^src/(view/|core/errors/(base|names|view)\\.ts$|gate/state-types\\.ts$)' },
+    },
+    {
       name: 'entries-stay-apart',
       comment:
         'a package entry never imports another entry (the main entry never loads Redis, Postgres, Node-only or mock code)',
       severity: 'error',
       from: { path: '^src/' },
-      to: { path: '^src/(index|redis/index|node/index|postgres/index|testing/index|ai/index)\\.ts$' },
+      to: { path: '^src/(index|redis/index|node/index|postgres/index|testing/index|ai/index|view/index)\\.ts$' },
     },
     {
       name: 'not-to-unresolvable',

@@ -127,6 +127,15 @@ export default defineConfig([
     dts,
     ...classicZod,
   },
+  // `billing-sdk/view`: the browser's account view. Its own bundle of a few hundred bytes: it reads
+  // the app's `gate.state` endpoint and imports nothing that pulls zod, ky or jose.
+  {
+    ...shared,
+    entry: { 'view/index': 'src/view/index.ts' },
+    format: ['esm', 'cjs'],
+    platform: 'browser',
+    dts,
+  },
   // `billing-sdk/node`: Node-only helpers (the file spool), never part of the main entry.
   {
     ...shared,

@@ -20,6 +20,7 @@ const SCENARIOS = [
   'postgres',
   'holds',
   'ai',
+  'view',
 ];
 
 const here = new URL('./', import.meta.url);

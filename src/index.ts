@@ -54,6 +54,17 @@ export type {
   GateReplayOptions,
 } from './gate/idempotency-types.js';
 export type {
+  AccountState,
+  AccountStateFeature,
+  AccountStateHandler,
+  AccountStateMeter,
+  AccountStateStats,
+  AccountStateStreamOptions,
+  AccountStateView,
+  StateFastifyReply,
+  StateNodeResponse,
+} from './gate/state-types.js';
+export type {
   CreditsNeed,
   EntitlementNeed,
   FastifyReplyLike,

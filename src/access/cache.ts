@@ -7,6 +7,7 @@ import { loadLruCache, warmRequestPath } from '../platform/server.js';
 import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
 import { checkEntitlement, type EntitlementCheckParams } from '../resources/entitlements.js';
 import type { AccountStatus } from '../schemas/account-status.js';
+import { tellAccount } from '../util/account-changes.js';
 import { type Clock, clockOf } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
 import { scopedTo } from '../util/service-namespace.js';
@@ -129,7 +130,8 @@ class Cache implements AccessCache {
     this.#billing = billing;
     this.#o = o;
     this.#clock = clock;
-    this.#generations = new Generations(Math.max(o.maxEntries, 10_000));
+    // Each move of an account (invalidated here or through the store) reaches gate.state's streams.
+    this.#generations = new Generations(Math.max(o.maxEntries, 10_000), (a) => tellAccount(this, a));
     this.#unwatch = o.store
       ? o.store.watch(
           (account) =>

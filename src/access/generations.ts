@@ -12,12 +12,15 @@
 export class Generations {
   readonly #byAccount = new Map<string, number>();
   readonly #limit: number;
+  /** Told of each move: an account, or `undefined` for all of them. */
+  readonly #moved: (account: string | undefined) => void;
   /** Every generation ever handed out is below this: a new one is always new. */
   #next = 1;
   #floor = 0;
 
-  constructor(limit: number) {
+  constructor(limit: number, moved: (account: string | undefined) => void = () => {}) {
     this.#limit = limit;
+    this.#moved = moved;
   }
 
   /** The account's current generation. */
@@ -32,11 +35,13 @@ export class Generations {
       return;
     }
     this.#byAccount.set(account, this.#next++);
+    this.#moved(account);
   }
 
   /** Moves every account to a new generation (invalidations may have been missed). */
   bumpAll(): void {
     this.#byAccount.clear();
     this.#floor = this.#next++;
+    this.#moved(undefined);
   }
 }

@@ -1,6 +1,9 @@
 import type { GateDenialReason } from './types.js';
 
-const TITLES: Record<GateDenialReason, string> = {
+/** Why a request was refused: a gate's reasons, and a state endpoint's stream limit. */
+type ProblemReason = GateDenialReason | 'too_many_streams';
+
+const TITLES: Record<ProblemReason, string> = {
   unauthenticated: 'Authentication required',
   inactive: 'Subscription required',
   not_entitled: 'Entitlement required',
@@ -11,6 +14,7 @@ const TITLES: Record<GateDenialReason, string> = {
   idempotency_key_used: 'Idempotency-Key already used',
   idempotency_key_mismatch: 'Idempotency-Key reused with another request',
   idempotency_key_replayed: 'Idempotency-Key replayed',
+  too_many_streams: 'Too many open streams',
 };
 
 /** Denials are per account and per moment: no cache may keep them. */
@@ -23,7 +27,7 @@ const NO_STORE = { 'cache-control': 'no-store' };
  */
 export function problem(
   status: number,
-  reason: GateDenialReason,
+  reason: ProblemReason,
   detail: string,
   extra: Record<string, unknown> = {},
   headers: Record<string, string> = {},

@@ -10,6 +10,7 @@ import {
 import type { CreditHold } from '../credits/types.js';
 import { segment } from '../internal/checks.js';
 import type { DebitApproved, DebitResult } from '../schemas/usage.js';
+import { tellAccount } from '../util/account-changes.js';
 import { channel, publish } from '../util/diagnostics.js';
 import { safely } from '../util/safely.js';
 import { randomUUID } from '../util/uuid.js';
@@ -41,10 +42,10 @@ import type {
 const accessChannel = /* @__PURE__ */ channel('billing-sdk:access');
 
 /** How long a 503 asks the client to wait when the service named no time of its own, in seconds. */
-const DEFAULT_RETRY_AFTER_S = 5;
+export const DEFAULT_RETRY_AFTER_S = 5;
 
 /** The service could not answer (down, slow, 5xx, 429): a "maybe", never a "no" nor a "yes". */
-function isUnavailable(error: unknown): boolean {
+export function isUnavailable(error: unknown): boolean {
   return (
     error instanceof APIConnectionError ||
     (error instanceof APIError && (error.status === 429 || error.status >= 500))
@@ -138,7 +139,7 @@ export async function decide<Req extends GateRequest>(
  * The account the app named, checked on every request and before any lookup (the access cache
  * would refuse a bad one too, but naming its own parameter); `undefined` for nobody.
  */
-function accountOf(given: unknown): string | undefined {
+export function accountOf(given: unknown): string | undefined {
   if (given === undefined || given === null || given === '') return undefined;
   const bad = typeof given === 'string' ? segment(given) : 'must answer a string or undefined';
   if (typeof given !== 'string' || typeof bad === 'string') {
@@ -306,7 +307,10 @@ async function spend<Req extends GateRequest>(
   credits: CheckedNeeds<Req>['credits'][number],
   event_key: string | undefined,
 ): Promise<DebitApproved | Refusal<Req>> {
-  const result = await gate.options.billing.usage.debit({ ...what, event_key: event_key ?? randomUUID() });
+  const { billing } = gate.options;
+  const result = await billing.usage.debit({ ...what, event_key: event_key ?? randomUUID() });
+  // A gate's state streams re-read this account's balance (util/account-changes.ts).
+  if (result.approved) tellAccount(billing, what.account_ref_id);
   return answerOf(result, credits);
 }
 
@@ -412,7 +416,7 @@ async function linkFor<Req extends GateRequest>(
 }
 
 /** The wait a 429 named, in whole seconds; `undefined` for other failures. */
-function retryAfterOf(error: unknown): number | undefined {
+export function retryAfterOf(error: unknown): number | undefined {
   if (!(error instanceof RateLimitError) || error.retryAfterMs === undefined) return undefined;
   return Math.max(1, Math.ceil(error.retryAfterMs / 1000));
 }

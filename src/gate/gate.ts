@@ -9,6 +9,7 @@ import { idempotencyOf, KeyClaim } from './idempotency.js';
 import { PaywallLinks } from './links.js';
 import { type CheckedNeeds, checkNeeds, quantityOf } from './needs.js';
 import { type GateRoute, succeeded, type WaitUntil, waitUntilIn } from './route.js';
+import { stateHandler } from './state.js';
 import type {
   Gate,
   GateAllowed,
@@ -223,6 +224,8 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     hono,
 
     express,
+
+    state: (view) => stateHandler(given, decider.links, view),
 
     fastify(need) {
       const route = routeOf('fastify', need);

@@ -4,6 +4,9 @@ import type { CreditHold, CreditHolds } from '../credits/types.js';
 import type { DebitApproved } from '../schemas/usage.js';
 import type { UsageTracker } from '../tracker/types.js';
 import type { GateIdempotency, GateIdempotencyOptions } from './idempotency-types.js';
+import type { AccountStateHandler, AccountStateView, PaywallTarget } from './state-types.js';
+
+export type { PaywallTarget } from './state-types.js';
 
 /**
  * What a gate reads of a request, whichever way the framework hands it over: a Fetch `Request`
@@ -100,19 +103,6 @@ export type GateNeed<Req = GateRequest> =
  * every other part held, so a "no" never costs credits).
  */
 export type GateNeeds<Req = GateRequest> = GateNeed<Req> | readonly GateNeed<Req>[];
-
-/** What a paywall link leads to: a product, or a subscription's tier (`resolve.publicUrl`). */
-export type PaywallTarget =
-  | {
-      /** A product's label name (a one-time sale, a credits pack). */
-      product_name: string;
-    }
-  | {
-      /** A subscription product's label name. */
-      subscription_name: string;
-      /** The tier's label name. */
-      tier_name: string;
-    };
 
 /** Where a "no" sends the customer: the signed hosted page of what would turn it into a "yes". */
 export interface GatePaywall<Req = Request> {
@@ -413,4 +403,37 @@ export interface Gate<Req extends GateRequest = Request> {
    * undecided; a client gone while the gate decided has its hold released and no handler runs.
    */
   fastify(need: GateNeeds<Req>): (request: Req, reply: FastifyReplyLike) => Promise<unknown>;
+  /**
+   * The endpoint a browser reads its own billing state from (`billing-sdk/view`'s
+   * `createAccountView`): the account of the request (your `account`, as every route), never one
+   * the request names. A GET answers its {@link AccountState} as JSON (`Cache-Control: private,
+   * no-store`), from the access cache when it holds the answers; with `Accept: text/event-stream`,
+   * a stream: the state at once, then a new one whenever it changes (an invalidation in any
+   * instance through the access cache's shared store, the webhook handlers'; a debit or a hold
+   * settled through this gate or the gate's client's credit holds in this process). No account: 401
+   * as a route answers it. The service down with nothing cached: 503 with Retry-After, the failure
+   * told to `onError`, never a made-up state. Beyond a stream limit: 429.
+   *
+   * @param view - What the page shows: see {@link AccountStateView}.
+   * @throws {@link InvalidRequestError} naming each bad field of `view`.
+   * @example
+   * ```ts
+   * import express from 'express';
+   * import { BillingClient, createAccessCache, createGate } from 'billing-sdk';
+   *
+   * const billing = new BillingClient();
+   * const gate = createGate<express.Request>({
+   *   billing,
+   *   access: createAccessCache(billing),
+   *   account: (req) => req.get('x-account-id'),
+   * });
+   * const state = gate.state({
+   *   features: { export: { product_code: 'ai-assistant', entitlement_code: 'export' } },
+   *   credits: [{ product_code: 'ai-assistant', meter_code: 'credits' }],
+   * });
+   * const app = express();
+   * app.get('/billing/state', state.express);
+   * ```
+   */
+  state(view: AccountStateView): AccountStateHandler<Req>;
 }

@@ -66,6 +66,7 @@ describe('error names: one table', () => {
       SettleRefusedError: true,
       InsufficientCreditsError: true,
       UsageTrackerError: true,
+      AccountViewError: true,
     };
     expect(classes.map(([name]) => name).sort()).toEqual(Object.keys(names).sort());
     for (const [exported, cls] of classes) {

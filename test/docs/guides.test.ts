@@ -61,6 +61,7 @@ describe('the guides', () => {
     expect(guides).toEqual([
       'guides/access-cache.md',
       'guides/ai.md',
+      'guides/browser-state.md',
       'guides/choosing.md',
       'guides/credits.md',
       'guides/environment.md',

@@ -70,6 +70,10 @@ const expected: Record<string, RegExp[]> = {
     /Writer: 3 events in the spool, 0 sent, unsent 0/,
     /Relay: usage recorded 5: each event once/,
   ],
+  'account-view.mjs': [
+    /^Export locked, Upgrade: http:\/\/127\.0\.0\.1:\d+\/t\/tu_pro_plan_pro\?u=ey/m,
+    /^paid in another tab: Export unlocked in \d+ ms, no reload$/m,
+  ],
   'metering.mjs': [/job-2: \{ ran: false, reason: 'insufficient_credits'/, /credits left: 960/],
   'opentelemetry.mjs': [
     /^invoices\.list \[INTERNAL OK\] .*billing_sdk\.retry_count=1 http\.response\.status_code=200$/m,

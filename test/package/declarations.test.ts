@@ -17,6 +17,8 @@ const FILES = [
   'node/index.d.cts',
   'ai/index.d.ts',
   'ai/index.d.cts',
+  'view/index.d.ts',
+  'view/index.d.cts',
   'testing/index.d.ts',
   'testing/index.d.cts',
 ];

@@ -58,6 +58,20 @@ describe('the built package', () => {
     expect(out).toBe('45');
   });
 
+  it('billing-sdk/view loads from import and require, and carries no zod, ky or jose', () => {
+    for (const file of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
+      expect(existsSync(dist(`view/${file}`)), `view/${file}`).toBe(true);
+      expect(readFileSync(dist(`view/${file}`), 'utf8'), `view/${file}`).not.toMatch(
+        /\b(zod|ky|jose)\b['"/]/,
+      );
+    }
+    const script = `console.log(typeof view.createAccountView, typeof view.AccountViewError)`;
+    expect(node([], `const view = require('billing-sdk/view'); ${script}`)).toBe('function function');
+    expect(node(['--input-type=module'], `const view = await import('billing-sdk/view'); ${script}`)).toBe(
+      'function function',
+    );
+  });
+
   it('keeps ky and zod types out of the public declarations', () => {
     for (const file of ['index.d.ts', 'index.d.cts', 'testing/index.d.ts', 'testing/index.d.cts']) {
       const dts = readFileSync(dist(file), 'utf8');

@@ -68,3 +68,4 @@ export {
 } from './features.js';
 export type { APIErrorName, BillingErrorName } from './names.js';
 export { type AnyBillingError, type BillingErrorClasses, isBillingError } from './table.js';
+export { AccountViewError } from './view.js';

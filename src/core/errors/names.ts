@@ -42,4 +42,5 @@ export type BillingErrorName =
   | 'StoreError'
   | 'SettleRefusedError'
   | 'InsufficientCreditsError'
-  | 'UsageTrackerError';
+  | 'UsageTrackerError'
+  | 'AccountViewError';

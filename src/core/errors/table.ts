@@ -35,6 +35,7 @@ import type {
   WebhookError,
 } from './features.js';
 import type { BillingErrorName } from './names.js';
+import type { AccountViewError } from './view.js';
 
 /** Each error name and the class it stands for (a name also matches its subclasses, as `instanceof` does). */
 export interface BillingErrorClasses {
@@ -86,6 +87,8 @@ export interface BillingErrorClasses {
   InsufficientCreditsError: InsufficientCreditsError;
   /** `isBillingError(err, 'UsageTrackerError')` narrows `err` to {@link UsageTrackerError}. */
   UsageTrackerError: UsageTrackerError;
+  /** `isBillingError(err, 'AccountViewError')` narrows `err` to {@link AccountViewError}. */
+  AccountViewError: AccountViewError;
 }
 
 /**
