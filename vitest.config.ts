@@ -57,6 +57,24 @@ const DRILLS = [
   'test/cli/relay-once-ends.test.ts',
 ];
 
+/**
+ * The process tests: several processes of ours at once (the CLI's bin run against every durable
+ * spool; two or three app processes sharing a Redis or a PostgreSQL; the mock's own bin), or a Redis
+ * Cluster of six servers for two tests. Each proves a claim about processes (single-flight,
+ * exactly once, one cooldown, one webhook run) that no in-process test can, and together they were
+ * a third of `npm test`'s CPU time (about 200 s of 700 on 2 cores), which kept it over its
+ * 5-minute budget. `npm run test:drills` runs them first, 4 files at a time like `npm test`
+ * (they need no machine to themselves), then the drills; CI runs both.
+ */
+const PROCESSES = [
+  'test/cli/{relay,dead-letters,doctor,cluster}.test.ts',
+  'test/redis/*-processes.test.ts',
+  'test/postgres/*-processes.test.ts',
+  'test/redis/{access,webhooks}-cluster.test.ts',
+  'test/mock/bin.test.ts',
+  'test/node/proxy.test.ts',
+];
+
 const skipped = [
   ...configDefaults.exclude,
   ...(skipRedis ? REDIS_FILES : []),
@@ -80,7 +98,15 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [...skipped, ...DRILLS] },
+        test: {
+          name: 'main',
+          include: ['test/**/*.test.ts'],
+          exclude: [...skipped, ...DRILLS, ...PROCESSES],
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'processes', include: PROCESSES, exclude: [...skipped, ...DRILLS] },
       },
       {
         extends: true,

@@ -1,6 +1,7 @@
 import { check, checkOptions, func, integer, oneOf, type Rule, required, text } from '../internal/checks.js';
 import { safely } from '../util/safely.js';
 import { after, keepNodeAnswer, watchNode } from './after.js';
+import { cachedNeeds } from './check-needs-cache.js';
 import { type Decider, decide } from './decide.js';
 import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
 import { RouteHold } from './hold.js';
@@ -163,6 +164,8 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
     }
     return done;
   };
+  /** `gate.check`'s needs, checked and prepared once per need object (see check-needs-cache.ts). */
+  const checkedForCheck = cachedNeeds((need: GateNeeds<Req>) => checked('check', need));
   /** The decisions of requests allowed through protect, for `decisionOf`; gone with the request. */
   const decisions = new WeakMap<object, GateAllowed>();
   /** A route of `need` (checked now, so a typo fails at start-up) for one adapter. */
@@ -198,7 +201,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
 
   return {
     async check(request, need) {
-      const decision = await decide(checker, request, checked('check', need));
+      const decision = await decide(checker, request, checkedForCheck(need));
       // No adapter follows this request: its hold is the caller's to settle, and `use` says so.
       if (decision.allowed && decision.hold instanceof RouteHold) decision.hold.leaveToCaller();
       return decision;
