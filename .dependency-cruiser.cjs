@@ -62,7 +62,9 @@ module.exports = {
         'a package entry never imports another entry (the main entry never loads Redis, Postgres, Node-only or mock code)',
       severity: 'error',
       from: { path: '^src/' },
-      to: { path: '^src/(index|redis/index|node/index|postgres/index|testing/index|ai/index|view/index)\\.ts$' },
+      to: {
+        path: '^src/(index|redis/index|node/index|postgres/index|testing/index|ai/index|view/index)\\.ts$',
+      },
     },
     {
       name: 'not-to-unresolvable',

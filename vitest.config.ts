@@ -70,7 +70,7 @@ const PROCESSES = [
   'test/cli/{relay,dead-letters,doctor,cluster}.test.ts',
   'test/redis/*-processes.test.ts',
   'test/postgres/*-processes.test.ts',
-  'test/redis/{access,webhooks}-cluster.test.ts',
+  'test/redis/{access,webhooks,spool}-cluster.test.ts',
   'test/mock/bin.test.ts',
   'test/node/proxy.test.ts',
 ];
