@@ -59,8 +59,9 @@ const DRILLS = [
 
 /**
  * The process tests: several processes of ours at once (the CLI's bin run against every durable
- * spool; two or three app processes sharing a Redis or a PostgreSQL; the mock's own bin), or a Redis
- * Cluster of six servers for two tests. Each proves a claim about processes (single-flight,
+ * spool; two or three app processes sharing a Redis or a PostgreSQL; the mock's own bin), or a
+ * Redis Cluster of six servers of their own (every operation with default options, the spool
+ * contract, the access store and webhooks on it). Each proves a claim about processes (single-flight,
  * exactly once, one cooldown, one webhook run) that no in-process test can, and together they were
  * a third of `npm test`'s CPU time (about 200 s of 700 on 2 cores), which kept it over its
  * 5-minute budget. `npm run test:drills` runs them first, 4 files at a time like `npm test`
@@ -71,6 +72,7 @@ const PROCESSES = [
   'test/redis/*-processes.test.ts',
   'test/postgres/*-processes.test.ts',
   'test/redis/{access,webhooks,spool}-cluster.test.ts',
+  'test/redis/cluster-keys.test.ts',
   'test/mock/bin.test.ts',
   'test/node/proxy.test.ts',
 ];

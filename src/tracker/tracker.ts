@@ -22,6 +22,7 @@ import {
 } from './options.js';
 import type { Spool, SpooledEvent } from './spool.js';
 import { Stop } from './stop.js';
+import { checkStorable } from './storable-event.js';
 import type { TrackerCloseOptions, TrackerCloseResult, TrackOptions, UsageTracker } from './types.js';
 import { Work } from './work.js';
 
@@ -226,6 +227,9 @@ class Tracker {
     const checked = check('usageTracker.track', event, usageWriteRules) as unknown as UsageWriteParams;
     const event_key = checked.event_key ?? randomUUID();
     const spooled = { ...checked, event_key } as SpooledEvent;
+    // What no spool could store is refused here, before any count or append moves (each spool
+    // checks again: a spool is also used on its own).
+    checkStorable('usageTracker.track', [spooled]);
     if (transaction !== undefined) {
       await this.#trackIn(transaction, spooled);
       return { tracked: { event_key }, done: Promise.resolve() };

@@ -111,7 +111,9 @@ describe('examples/', () => {
 
   // A whole program per test (bulk-usage.mjs sends 3,500 events): the child gets 30 s, and the test
   // as long, so a slow run fails with the child's own error and output rather than vitest's timeout.
-  it.each(programs)(
+  // Each program is its own process with its own mock on an ephemeral port: 5 at a time (vitest's maxConcurrency), so this
+  // file (about 50 s one after another) is not the last one `npm test` waits for.
+  it.concurrent.each(programs)(
     '%s runs against the mock',
     async (program) => {
       const { stdout } = await run(process.execPath, [`examples/${program}`], {

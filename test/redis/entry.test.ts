@@ -29,6 +29,8 @@ describe('the billing-sdk/redis entry', () => {
       'src/core/errors/features.ts',
       'src/core/errors/table.ts',
       'src/core/errors/credits.ts',
+      // The error index names every error class; the browser view's is a few lines with no imports.
+      'src/core/errors/view.ts',
       'src/util/well-formed.ts',
       'src/util/redact.ts',
       'src/util/retry-after.ts',
