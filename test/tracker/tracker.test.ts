@@ -200,6 +200,20 @@ describe('track: events are checked as usage.record checks them', () => {
     expect(mock.server.requests.count()).toBe(0);
   });
 
+  it('a NUL inside a boxed string of the metadata is refused by track itself: the spool never sees it, nothing is counted', async () => {
+    const spool = spySpool();
+    const made = tracker({ spool });
+    const event = { ...METER, quantity: 1, metadata: { note: new String('a\u0000b') } };
+    const error = await made.track(event as never).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect((error as InvalidRequestError).operation).toBe('usageTracker.track');
+    expect(spool.calls.append).toBe(0);
+    expect(made.stats()).toMatchObject({ queued: 0, inFlight: 0, recorded: 0 });
+  });
+
   it('property: whatever is tracked, a bad event is a typed error and nothing is queued; a good one is recorded', async () => {
     const spool = spySpool();
     const made = tracker({ spool });
