@@ -335,9 +335,12 @@ describe('fileSpool: compaction', () => {
       maxSize = Math.max(maxSize, statSync(log).size);
     }
     const sizes = `compaction: max log size ${maxSize} bytes, over 50,000 cycles (${written} bytes appended)`;
-    // One round adds ~500 appends and ~50 acks past the threshold at most, before a compaction.
-    expect(maxSize, sizes).toBeLessThan(limit + 200_000);
-    expect(written, sizes).toBeGreaterThan(maxSize * 20);
+    // A round adds ~60 KB. Appends go on while a compaction writes and syncs its copy, so how far
+    // past the threshold the log gets depends on the disk's fsync time (one round on an idle disk,
+    // a few on a busy CI runner); what must hold is that it keeps coming back, never growing with
+    // what was written (6 MB here).
+    expect(maxSize, sizes).toBeLessThan(limit + 600_000);
+    expect(written, sizes).toBeGreaterThan(maxSize * 8);
     expect(await spool.pending([...kept.keys()])).toEqual([...kept.keys()]);
     await spool.close();
     expect(existsSync(join(dir, 'spool.log.compact'))).toBe(false);
