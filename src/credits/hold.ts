@@ -4,7 +4,6 @@ import type { RequestOptions } from '../core/options.js';
 import { checkArgs, checkOptions, integer } from '../internal/checks.js';
 import { requestRules } from '../internal/options.js';
 import type { DebitResult } from '../schemas/usage.js';
-import { tellAccount } from '../util/account-changes.js';
 import { type Clock, realClock } from '../util/clock.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { refusedSettle } from './refused.js';
@@ -169,8 +168,6 @@ export class Hold implements CreditHold {
       },
       options,
     );
-    // A gate's state streams re-read this account's balance (util/account-changes.ts).
-    if (result.approved) tellAccount(billing, this.#ledger.account);
     try {
       await store.settle(
         this.#stored,

@@ -10,7 +10,6 @@ import {
 import type { CreditHold } from '../credits/types.js';
 import { segment } from '../internal/checks.js';
 import type { DebitApproved, DebitResult } from '../schemas/usage.js';
-import { tellAccount } from '../util/account-changes.js';
 import { channel, publish } from '../util/diagnostics.js';
 import { safely } from '../util/safely.js';
 import { randomUUID } from '../util/uuid.js';
@@ -309,8 +308,6 @@ async function spend<Req extends GateRequest>(
 ): Promise<DebitApproved | Refusal<Req>> {
   const { billing } = gate.options;
   const result = await billing.usage.debit({ ...what, event_key: event_key ?? randomUUID() });
-  // A gate's state streams re-read this account's balance (util/account-changes.ts).
-  if (result.approved) tellAccount(billing, what.account_ref_id);
   return answerOf(result, credits);
 }
 

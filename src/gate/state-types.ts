@@ -62,8 +62,9 @@ export interface AccountStateStreamOptions {
    */
   heartbeatMs?: number | undefined;
   /**
-   * How long a balance read for a state is reused, in ms; a debit through this SDK (the gate, credit
-   * holds) or an invalidation of the account drops it at once. Default 30 000.
+   * How long a balance read for a state is reused, in ms; an approved debit on the gate's client in
+   * this process (the app's own `usage.debit`, the gate's, credit holds', the AI meter's) or an
+   * invalidation of the account drops it at once. Default 30 000.
    */
   balanceTtlMs?: number | undefined;
 }

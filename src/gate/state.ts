@@ -1,4 +1,4 @@
-import { watchAccounts } from '../util/account-changes.js';
+import { tellDebits, watchAccounts } from '../util/account-changes.js';
 import { safely } from '../util/safely.js';
 import { problem } from './answer.js';
 import { accountOf, DEFAULT_RETRY_AFTER_S, isUnavailable, retryAfterOf } from './decide.js';
@@ -35,6 +35,7 @@ export function stateHandler<Req extends GateRequest>(
   const drop = (account: string | undefined) => balances.drop(account);
   // The balances hear every change for the handler's life; the streams only while one is open.
   const owners = [options.access, options.billing];
+  tellDebits(options.billing);
   const unwatch = owners.map((owner) => watchAccounts(owner, drop));
   const streams = new StateStreams(checked, owners, drop);
   const reader = { access: options.access, view: checked, balances, links };

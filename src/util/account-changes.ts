@@ -1,7 +1,7 @@
 /**
  * Within one process, who hears that an account's billing may have changed: the state streams of
  * `gate.state` (src/gate/state-stream.ts). The access cache tells of each invalidation it makes or
- * hears through its shared store (any instance), credit holds and the gate of each debit they make.
+ * hears through its shared store (any instance), a client of each approved debit (see {@link tellDebits}).
  * Keyed by the object that saw it (the cache, the client), so a stream hears only its own gate's
  * cache and client. Nothing is kept for an owner nobody listens to.
  */
@@ -44,4 +44,45 @@ export function tellAccount(owner: object, account: string | undefined): void {
  */
 export function listenersOf(owner: object): number {
   return listeners.get(owner)?.size ?? 0;
+}
+
+/** The `usage` objects whose debits already tell (one wrapper per client, however many handlers). */
+const told = new WeakSet<object>();
+
+/** A client's `usage`, as far as telling needs it (a method, so a client's wider parameters fit). */
+interface Debits {
+  debit(params: { account_ref_id: string }, ...rest: unknown[]): PromiseLike<{ approved: boolean }>;
+}
+
+/**
+ * Makes every approved debit on `billing` (the app's own `billing.usage.debit`, and the gate's,
+ * credit holds' and the AI meter's, which all call it) tell `billing`'s listeners of its account.
+ * Set on that client object alone, not on its class, by `gate.state`: a client nobody shows a state
+ * for pays nothing, and the main bundle carries none of it. The call's promise is returned as it
+ * was (an `APIPromise`, `.withResponse()` and all); a client whose `usage` cannot be changed (a
+ * frozen test double) is left alone: its debits are not heard, and balances show at most
+ * `balanceTtlMs` late.
+ */
+export function tellDebits(billing: { readonly usage: Debits }): void {
+  const usage = billing.usage;
+  if (told.has(usage)) return;
+  const debit = usage.debit;
+  const telling: Debits['debit'] = function (this: unknown, params, ...rest) {
+    const answer = debit.call(this, params, ...rest);
+    const account = params?.account_ref_id;
+    // Its own handlers: a failure stays the caller's to handle, and reaches them unchanged.
+    answer.then(
+      (result) => {
+        if (result?.approved && typeof account === 'string') tellAccount(billing, account);
+      },
+      () => undefined,
+    );
+    return answer;
+  };
+  try {
+    Object.defineProperty(usage, 'debit', { value: telling, configurable: true, writable: true });
+    told.add(usage);
+  } catch {
+    // Not extensible: nothing is told of the app's own debits on this client.
+  }
 }

@@ -89,6 +89,32 @@ describe('gate.state streams', () => {
     }
   });
 
+  it("the app's own billing.usage.debit on the gate's client pushes the new balance; the call's promise is unchanged", async () => {
+    const setup = setupFor(mock.server);
+    const s = await STATE_FRAMEWORKS[0]!.serve(setup, VIEW);
+    // A second handler on the same client: its debits are still told once, not once per handler.
+    const again = createGate(gateOptions<Request>(setup)).state(VIEW);
+    try {
+      const events = sse(await openStream(s.url, A));
+      expect((await events.next()).credits[AI]?.credits).toBe(DEMO.initialCredits);
+      const debit = { account_ref_id: A, product_code: AI, meter_code: 'credits', quantity: 7 };
+      const { data, response } = await setup.billing.usage.debit(debit).withResponse();
+      expect(data).toMatchObject({ approved: true, remaining_balance: DEMO.initialCredits - 7 });
+      expect(response.status).toBe(200);
+      expect((await events.next()).credits[AI]?.credits).toBe(DEMO.initialCredits - 7);
+      // A refusal changes nothing and tells nothing; the next approved debit is the next event.
+      const refused = await setup.billing.usage.debit({ ...debit, quantity: 10 ** 9 });
+      expect(refused.approved).toBe(false);
+      await setup.billing.usage.debit({ ...debit, quantity: 1 });
+      expect((await events.next()).credits[AI]?.credits).toBe(DEMO.initialCredits - 8);
+      // A failure reaches the caller as it was.
+      await expect(setup.billing.usage.debit({ ...debit, quantity: -1 })).rejects.toBeInstanceOf(InvalidRequestError);
+    } finally {
+      await again.close();
+      await s.close();
+    }
+  });
+
   it('per account limit: the 3rd stream of one account is 429, another account still streams; total limit', async () => {
     const s = await STATE_FRAMEWORKS[0]!.serve(setupFor(mock.server), {
       ...VIEW,
