@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-// Every ```ts block of the README, of each guide and of CONTRIBUTING.md, as a user pastes it, against
+// Every ```ts (and ```tsx) block of the README, of each guide and of CONTRIBUTING.md, as a user pastes it, against
 // the built package (npm test builds first). The blocks are written inside the project, so
 // `billing-sdk` resolves to the package itself through its `exports`, exactly as from node_modules
 // after an install.
@@ -19,14 +19,17 @@ interface Block {
   /** The document it comes from, relative to the repository root. */
   file: string;
   code: string;
+  /** `tsx` for a React component; `ts` otherwise. */
+  lang: 'ts' | 'tsx';
   /** The base name of its files in `dir`: unique, and tells where the block is. */
   name: string;
 }
 
 const blocksOf = (file: string): Block[] =>
-  [...readFileSync(`${root}${file}`, 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m, i) => ({
+  [...readFileSync(`${root}${file}`, 'utf8').matchAll(/```(tsx?)\n([\s\S]*?)```/g)].map((m, i) => ({
     file,
-    code: m[1] ?? '',
+    lang: m[1] as Block['lang'],
+    code: m[2] ?? '',
     name: `${file.replace(/\.md$/, '').replace(/[^A-Za-z0-9]+/g, '-')}-block-${i}`,
   }));
 const blocks = documents.flatMap(blocksOf);
@@ -56,18 +59,26 @@ const tsconfig = {
     types: ['node'],
     skipLibCheck: true,
     noEmit: true,
+    jsx: 'react-jsx',
   },
-  include: ['*.mts', '*.cts'],
+  include: ['*.mts', '*.cts', '*.tsx'],
 };
 
 beforeAll(() => {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir);
   writeFileSync(`${dir}tsconfig.json`, JSON.stringify(tsconfig));
-  for (const { code, name } of blocks) {
+  for (const { code, name, lang } of blocks) {
     const preamble = clientPreamble(code);
+    // A React component: a .tsx module of an ESM package, as a bundler-based app has it.
+    if (lang === 'tsx') {
+      writeFileSync(`${dir}${name}.tsx`, preamble + code);
+      continue;
+    }
     // ESM: verbatim (top-level await and all).
     writeFileSync(`${dir}${name}.mts`, preamble + code);
+    // A module that exports (a composable, a store) is a file of its own, not a script to run.
+    if (/^export /m.test(code)) continue;
     // CommonJS: no top-level await there, so the body goes into an async function, as the README says.
     const { imports, body } = split(code);
     writeFileSync(
@@ -113,7 +124,7 @@ describe('every ts block of the README, the guides and CONTRIBUTING.md', () => {
       output = (error as { stdout?: string }).stdout ?? String(error);
     }
     // Name each failing block by its document and first line, so the section is easy to find.
-    const failing = new Set([...output.matchAll(/([\w-]+-block-\d+)\.[mc]ts/g)].map((m) => m[1]));
+    const failing = new Set([...output.matchAll(/([\w-]+-block-\d+)\.(?:[mc]ts|tsx)/g)].map((m) => m[1]));
     const where = blocks
       .filter((block) => failing.has(block.name))
       .map((block) => `${block.file}, ${block.name}: ${block.code.split('\n')[0]}`)
