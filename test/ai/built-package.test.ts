@@ -1,5 +1,9 @@
+import { request } from 'node:http';
+import { Hono } from 'hono';
 import OpenAI from 'openai';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { serveHono } from '../gate/helpers.js';
+import { type LoopbackServer, until } from '../helpers.js';
 import { account, CALLS, CREDITS, charged, DEFAULT_COST, PRICE, useServices } from './support.js';
 
 // The built package, as an application loads it (npm test builds it first): billing-sdk/ai is a
@@ -46,4 +50,81 @@ describe('billing-sdk/ai with a BillingClient of billing-sdk (the built package)
     await meter.close();
     expect(charged(s.mock, acct).total).toBe(DEFAULT_COST);
   });
+
+  // A gated route's hold comes from billing-sdk's gate, the meter from billing-sdk/ai: two copies of
+  // the hold's class. What the calls spent must still be settled when the client leaves mid-stream.
+  const open: LoopbackServer[] = [];
+  afterAll(() => Promise.all(open.map((o) => o.close())));
+
+  it("a gated route's hold: a client that leaves mid-stream is charged what it was sent", async () => {
+    const client = billing();
+    const holds = sdk.createCreditHolds(client);
+    const gate = sdk.createGate({
+      billing: client,
+      access: sdk.createAccessCache(client),
+      holds,
+      account: (r: Request) => r.headers.get('x-account') ?? undefined,
+    });
+    const meter = ai.createAIMeter({
+      billing: client,
+      ...CREDITS,
+      price: PRICE,
+      charge: 'hold',
+      maxQuantity: 50,
+    });
+    const need = { credits: { ...CREDITS, quantity: 100, hold: true as const } };
+    const app = new Hono<{ Variables: { billing: import('../../dist/index.js').GateAllowed } }>();
+    app.post('/chat', gate.hono(need), async (c) => {
+      const d = c.get('billing');
+      const openai = meter.openai(clientOf(), { account_ref_id: d.account_ref_id, hold: d.hold });
+      const stream = await openai.chat.completions.create(
+        { ...ask, stream: true },
+        { signal: c.req.raw.signal },
+      );
+      const encoder = new TextEncoder();
+      const it = stream[Symbol.asyncIterator]();
+      return new Response(
+        new ReadableStream({
+          async pull(controller) {
+            const r = await it.next();
+            if (r.done) controller.close();
+            else controller.enqueue(encoder.encode(r.value.choices[0]?.delta.content ?? ''));
+          },
+          async cancel() {
+            await it.return?.();
+          },
+        }),
+      );
+    });
+    const served = await serveHono(app.fetch);
+    open.push(served);
+    const acct = await account(s.mock);
+    s.provider.slow(20);
+    await leaveAfter(`${served.url}/chat`, acct, 6);
+    await until(() => holds.stats().open === 0);
+    const total = charged(s.mock, acct).total;
+    expect(total).toBeGreaterThan(0);
+    expect(total).toBeLessThan(DEFAULT_COST);
+  });
 });
+
+const clientOf = client;
+
+/** POSTs as `acct`, reads until `bytes` arrived, then destroys the connection. */
+function leaveAfter(url: string, acct: string, bytes: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { 'x-account': acct } }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.length >= bytes) {
+          req.destroy();
+          resolve(text);
+        }
+      });
+      res.on('error', () => {});
+    });
+    req.on('error', (error) => (error.message.includes('aborted') ? undefined : reject(error)));
+    req.end();
+  });
+}
