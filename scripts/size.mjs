@@ -49,7 +49,9 @@ const apps = [
   // 29.8 KB since issues 47, 49 and 51: the client's own growth (see above), nothing of the holds'.
   // 32.1 KB after wave 6: the client's growth, hold.extend, the settle refusal and the stores' one argument check.
   // Issue 43: +52 B (32,039 -> 32,091 B): a settled hold tells gate.state's streams of the account.
-  { name: 'BillingClient + credit holds', entry: 'holds-app.js', budget: 32_100, skip: /jose-sign/ },
+  // +37 B (32,092 -> 32,129 B): the client keeps what the helpers read of it under a key every copy of
+  // the package shares, not in private fields (billing-sdk/ai's bundle makes holds of an app's client).
+  { name: 'BillingClient + credit holds', entry: 'holds-app.js', budget: 32_200, skip: /jose-sign/ },
   // The browser's account view (issue 43): the stream, its reconnects and its one error class; no
   // zod, ky or jose (.dependency-cruiser.cjs keeps src/view/ from importing them).
   { name: 'billing-sdk/view', entry: 'view-app.js', budget: 2_000, skip: undefined },

@@ -14,10 +14,27 @@ import { Usage } from './resources/usage.js';
 import { scopedTo, serviceNamespace } from './util/service-namespace.js';
 
 /**
+ * What the helpers built on a client read of it (its service namespace, its attempt timeout), kept on
+ * the client under a key every copy of the package shares rather than in private fields: the helpers
+ * of one copy (the ESM or the CJS build, or the copy inside `billing-sdk/ai`'s bundle) are handed
+ * clients of another, whose private fields their code cannot read.
+ */
+const INTERNALS = /* @__PURE__ */ Symbol.for('billing-sdk.client');
+
+interface ClientInternals {
+  readonly service: string;
+  readonly attemptTimeoutMs: number;
+}
+
+/** What a helper reads of `client`: a TypeError when `client` is no BillingClient (the helpers check that first). */
+const internalsOf = (client: BillingClient): ClientInternals =>
+  (client as unknown as Record<symbol, ClientInternals>)[INTERNALS] as ClientInternals;
+
+/**
  * How long one attempt of `client` may take: what a helper built on a client (the access cache)
  * waits at most for another instance's request. Not exported from the package.
  */
-export let attemptTimeoutOf: (client: BillingClient) => number;
+export const attemptTimeoutOf = (client: BillingClient): number => internalsOf(client).attemptTimeoutMs;
 
 /**
  * The {@link serviceNamespace} of `client` (a digest of its API key and base URL, never the key):
@@ -25,7 +42,7 @@ export let attemptTimeoutOf: (client: BillingClient) => number;
  * content under, so clients of different services on one Redis or database never mix. Not
  * exported from the package.
  */
-export let serviceOf: (client: BillingClient) => string;
+export const serviceOf = (client: BillingClient): string => internalsOf(client).service;
 
 /**
  * The Billing Service API client. Create one per process and share it: it holds no per-request
@@ -62,15 +79,6 @@ export class BillingClient {
   readonly usage: Usage;
   /** The options given to the constructor, kept for {@link withOptions}; private so the key never shows when the client is logged. */
   readonly #options: ClientOptions;
-  /** See {@link serviceOf}. */
-  readonly #service: string;
-
-  static {
-    // Read through a function set here (a static block sees private fields) rather than a public
-    // getter, so that the option stays out of the published types.
-    attemptTimeoutOf = (client) => client.#options.timeout ?? DEFAULT_TIMEOUT_MS;
-    serviceOf = (client) => client.#service;
-  }
 
   /**
    * @param options - see {@link ClientOptions}; `apiKey` and `baseUrl` default to the env variables
@@ -85,10 +93,14 @@ export class BillingClient {
     const withCooldown = { ...options, cooldown: options.cooldown ?? memoryCooldown() };
     this.#options = withCooldown;
     const resolved = resolveOptions(withCooldown);
-    this.#service = serviceNamespace(resolved.apiKey, resolved.baseUrl);
+    const service = serviceNamespace(resolved.apiKey, resolved.baseUrl);
+    // Not enumerable, and not in the published types: a logged client shows none of it.
+    Object.defineProperty(this, INTERNALS, {
+      value: { service, attemptTimeoutMs: withCooldown.timeout ?? DEFAULT_TIMEOUT_MS },
+    });
     // A cooldown shared through a store (redisCooldown) keeps this service's windows apart from
     // another's: one key's 429 never holds a client of another key or base URL.
-    resolved.cooldown = scopedTo(resolved.cooldown, this.#service);
+    resolved.cooldown = scopedTo(resolved.cooldown, service);
     const core = new ApiCore(resolved);
     this.transactions = new Transactions(core);
     this.accounts = new Accounts(core);

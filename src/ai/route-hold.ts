@@ -1,4 +1,3 @@
-import { RouteHold } from '../gate/hold.js';
 import type { GateHold } from '../gate/types.js';
 
 /**
@@ -62,9 +61,14 @@ export function spendSoFar(hold: GateHold, taken: number, cost: number): void {
   tell(hold, book.spent + Math.min(cost, taken));
 }
 
-/** The gate's own hold settles what was spent even when the answer fails; another is told by `use`. */
+/**
+ * The gate's own hold settles what was spent even when the answer fails; another is told by `use`.
+ * Known by its `spend`, not by `instanceof`: billing-sdk/ai is a bundle of its own, and the hold
+ * comes from the gate of billing-sdk, another copy of the class.
+ */
 function tell(hold: GateHold, total: number): void {
-  if (hold instanceof RouteHold) hold.spend(total);
+  const gates = hold as GateHold & { spend?: ((spent: number) => void) | undefined };
+  if (typeof gates.spend === 'function') gates.spend(total);
   else hold.use(total);
 }
 

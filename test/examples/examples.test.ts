@@ -74,6 +74,13 @@ const expected: Record<string, RegExp[]> = {
     /^Export locked, Upgrade: http:\/\/127\.0\.0\.1:\d+\/t\/tu_pro_plan_pro\?u=ey/m,
     /^paid in another tab: Export unlocked in \d+ ms, no reload$/m,
   ],
+  'ai-chat-hono.mjs': [
+    /^1\. a whole answer:\n {2}POST \/chat → 200, 202 characters read, completed\n {2}charged 27 credits for 7 input \+ 51 output tokens: balance 1000 → 973$/m,
+    // Charged part of the whole answer's 27, on an estimate of the text sent before the client left.
+    /^2\. the client leaves after 40 characters:\n {2}POST \/chat → 200, \d+ characters read, cancelled\n {2}charged ([1-9]|1\d|2[0-6]) credits for \d+ input \+ \d+ output tokens \(estimated\): balance 973 → \d+$/m,
+    /^ {2}debits under its key: 1 \(never free, never charged twice\)$/m,
+    /^ {2}POST \/chat → 402 \{"error":"insufficient_credits","required":51,"available":0\}\n {2}LLM calls in all: 2 /m,
+  ],
   'metering.mjs': [/job-2: \{ ran: false, reason: 'insufficient_credits'/, /credits left: 960/],
   'opentelemetry.mjs': [
     /^invoices\.list \[INTERNAL OK\] .*billing_sdk\.retry_count=1 http\.response\.status_code=200$/m,

@@ -115,6 +115,21 @@ describe('the built package', () => {
     expect(out).toBe('true,true,true,true,false,true,true,true');
   });
 
+  it("the helpers of one copy take a client of the other: the ESM client in the CJS build's holds, tracker and access cache", () => {
+    const out = node(
+      ['--input-type=module'],
+      `
+      import { createRequire } from 'node:module';
+      const esm = await import('billing-sdk');
+      const cjs = createRequire(process.cwd() + '/')('billing-sdk');
+      const billing = new esm.BillingClient({ apiKey: 'k', baseUrl: 'https://billing.example.com/api/' });
+      const made = [cjs.createCreditHolds(billing), cjs.createUsageTracker(billing), cjs.createAccessCache(billing)];
+      console.log(made.length);
+      await Promise.all([made[1].close(), made[2].close()]);`,
+    );
+    expect(out).toBe('3');
+  });
+
   it('exports no zod schema object and no Schema type', () => {
     const out = node(
       ['--input-type=module'],
