@@ -70,8 +70,9 @@ export function tellDebits(billing: { readonly usage: Debits }): void {
   const telling: Debits['debit'] = function (this: unknown, params, ...rest) {
     const answer = debit.call(this, params, ...rest);
     const account = params?.account_ref_id;
-    // Its own handlers: a failure stays the caller's to handle, and reaches them unchanged.
-    answer.then(
+    // Its own handlers: a failure stays the caller's to handle, and reaches them unchanged. Through
+    // Promise.resolve: a test double may answer a plain object, which the gate awaits as well.
+    Promise.resolve(answer).then(
       (result) => {
         if (result?.approved && typeof account === 'string') tellAccount(billing, account);
       },
