@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { DEMO } from '../../src/testing/index.js';
+import { until, useMockServer } from '../helpers.js';
+import { A, AI, setupFor } from './helpers.js';
+import { openStream, STATE_FRAMEWORKS, sse, VIEW } from './state-helpers.js';
+
+// gate.state's streams at their edges: the default limits, clients that go away early, clients that
+// read nothing, each framework's form.
+const mock = useMockServer();
+
+describe('gate.state stream limits', () => {
+  it('the default per-account limit is 20: the 21st is 429, and one closed makes room', async () => {
+    const s = await STATE_FRAMEWORKS[0]!.serve(setupFor(mock.server), VIEW);
+    try {
+      const open = [];
+      for (let i = 0; i < 20; i++) {
+        const res = await openStream(s.url, A);
+        expect(res.status).toBe(200);
+        open.push(res);
+      }
+      expect(s.state.stats()).toEqual({ streams: 20, accounts: 1 });
+      const over = await openStream(s.url, A);
+      expect(over.status).toBe(429);
+      expect(await over.json()).toMatchObject({ reason: 'too_many_streams' });
+      await open.shift()?.body?.cancel();
+      await until(() => s.state.stats().streams === 19);
+      const again = await openStream(s.url, A);
+      expect(again.status).toBe(200);
+      const events = sse(again);
+      expect((await events.next()).account_ref_id).toBe(A);
+      await events.cancel();
+      for (const res of open) await res.body?.cancel();
+      await until(() => s.state.stats().streams === 0);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe.each(STATE_FRAMEWORKS)('gate.state streams through $name', (framework) => {
+  it('a client that goes away ends its stream', async () => {
+    const s = await framework.serve(setupFor(mock.server), VIEW);
+    try {
+      const controller = new AbortController();
+      const events = sse(await openStream(s.url, A, controller.signal));
+      await events.next();
+      expect(s.state.stats().streams).toBe(1);
+      controller.abort();
+      await until(() => s.state.stats().streams === 0);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a client that goes away while its first state is read leaves nothing open', async () => {
+    const s = await framework.serve(setupFor(mock.server), VIEW);
+    try {
+      mock.server.faults.add({ path: '/api/', delayMs: 300, times: 1 });
+      const controller = new AbortController();
+      const opened = openStream(s.url, A, controller.signal).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      controller.abort();
+      await opened;
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(s.state.stats()).toEqual({ streams: 0, accounts: 0 });
+    } finally {
+      mock.server.faults.clear();
+      await s.close();
+    }
+  });
+});
+
+describe('gate.state streams and slow clients', () => {
+  it('a client that reads nothing is kept the latest state only: no queue of heartbeats and states', async () => {
+    const setup = setupFor(mock.server);
+    const s = await STATE_FRAMEWORKS[0]!.serve(setup, { ...VIEW, streams: { heartbeatMs: 2 } });
+    const controller = new AbortController();
+    try {
+      const res = await s.state.fetch(
+        new Request('http://app.test/state', {
+          headers: { accept: 'text/event-stream', 'x-account': A },
+          signal: controller.signal,
+        }) as never,
+      );
+      // Nothing read for a while: a heartbeat every 2 ms, and 20 states one after the other.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      for (let i = 1; i <= 20; i++) {
+        mock.server.store.setBalance(A, AI, 'credits', 100 + i);
+        await setup.access.invalidate(A);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const events = sse(res);
+      const seen = [await events.next(), await events.next()];
+      // The first state, then the latest: what came between was replaced, the heartbeats not queued.
+      expect(seen.map((state) => state.credits[AI]?.credits)).toEqual([DEMO.initialCredits, 120]);
+      expect(events.comments()).toBeLessThanOrEqual(1);
+    } finally {
+      controller.abort();
+      await s.close();
+    }
+  });
+});
