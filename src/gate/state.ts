@@ -125,7 +125,9 @@ export function stateHandler<Req extends GateRequest>(
 
 /**
  * Writes a Fetch answer to Node's response, its body chunk by chunk as it comes (a stream's events
- * reach the browser at once); the body is cancelled when the connection closes first.
+ * reach the browser at once); the body is cancelled when the connection closes first. A full write
+ * buffer (a client that stopped reading) is waited out before the next chunk is read, so the state
+ * stream, not Node's buffer, decides what waits (the latest state only).
  */
 async function writeNode(res: StateNodeResponse, response: Response): Promise<void> {
   const headers: Record<string, string> = {};
@@ -138,11 +140,23 @@ async function writeNode(res: StateNodeResponse, response: Response): Promise<vo
     return;
   }
   const reader = response.body.getReader();
-  res.once('close', () => void reader.cancel().catch(() => {}));
+  let closed = false;
+  let drained: (() => void) | undefined;
+  res.once('close', () => {
+    closed = true;
+    drained?.();
+    void reader.cancel().catch(() => {});
+  });
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    res.write(value);
+    if (res.write(value) === false && !closed) {
+      await new Promise<void>((resolve) => {
+        drained = resolve;
+        res.once('drain', resolve);
+      });
+      drained = undefined;
+    }
   }
   res.end();
 }

@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { DEMO } from '../../src/testing/index.js';
 import { until, useMockServer } from '../helpers.js';
@@ -100,4 +101,78 @@ describe('gate.state streams and slow clients', () => {
       await s.close();
     }
   });
+});
+
+/**
+ * A Node response whose connection takes nothing until `release()` (a client that stopped reading,
+ * its socket buffers full): a real `Writable`, so `write` answers `false` and `drain` comes as Node's
+ * do. What the stream wrote is in `written`.
+ */
+function stalledResponse() {
+  const held: (() => void)[] = [];
+  let flowing = false;
+  const chunks: Buffer[] = [];
+  const res = new Writable({
+    highWaterMark: 1024,
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk);
+      if (flowing) done();
+      else held.push(done);
+    },
+  });
+  return Object.assign(res, {
+    status: 0,
+    writeHead(status: number) {
+      this.status = status;
+      return this;
+    },
+    written: () => Buffer.concat(chunks).toString(),
+    release() {
+      flowing = true;
+      for (const done of held.splice(0)) done();
+    },
+  });
+}
+
+describe('gate.state streams to a Node response that does not drain', () => {
+  it.each([STATE_FRAMEWORKS[1]!, STATE_FRAMEWORKS[2]!])(
+    '$name: nothing piles up in its write buffer; the latest state comes when it drains',
+    async (framework) => {
+      const setup = setupFor(mock.server);
+      const s = await framework.serve(setup, { ...VIEW, streams: { heartbeatMs: 2 } });
+      const res = stalledResponse();
+      try {
+        const request = { headers: { accept: 'text/event-stream', 'x-account': A } } as never;
+        const done =
+          framework.name === 'express'
+            ? s.state.express(request, res, (error) => {
+                throw error;
+              })
+            : s.state.fastify(request, {
+                raw: res,
+                code: () => {},
+                header: () => {},
+                send: () => {},
+                hijack: () => {},
+              });
+        await until(() => res.writableLength > 0);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        for (let i = 1; i <= 10; i++) {
+          mock.server.store.setBalance(A, AI, 'credits', 200 + i);
+          await setup.access.invalidate(A);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        // The hello and the first state, then at most one more state: not 100 heartbeats and 10 states.
+        expect(res.writableLength).toBeLessThan(1024 + 600);
+        res.release();
+        await until(() => res.written().includes('"credits":210'));
+        expect(res.written().split('event: state').length - 1).toBeLessThanOrEqual(3);
+        res.emit('close');
+        await done;
+        await until(() => s.state.stats().streams === 0);
+      } finally {
+        await s.close();
+      }
+    },
+  );
 });
