@@ -46,6 +46,9 @@ export interface AccountView {
   close(): void;
 }
 
+/** How long a stream must have lasted after its first state for a drop to be retried at once. */
+const LASTED_MS = 5_000;
+
 /** A state without its read time: two reads of the same state compare equal. */
 const contentOf = (state: AccountState): string => JSON.stringify({ ...state, updated_at: 0 });
 
@@ -176,6 +179,7 @@ export function createAccountView(options: AccountViewOptions): AccountView {
     const c = new AbortController();
     controller = c;
     let again = true;
+    let since = 0;
     try {
       const res = await request('text/event-stream', c.signal);
       if (!res.ok) {
@@ -192,7 +196,7 @@ export function createAccountView(options: AccountViewOptions): AccountView {
       streaming = true;
       await readEvents(res.body, (data) => {
         set(parse(data));
-        attempt = 0;
+        since ||= Date.now();
       });
     } catch (error) {
       if (!state) settle?.[1](error);
@@ -203,6 +207,9 @@ export function createAccountView(options: AccountViewOptions): AccountView {
       c.abort();
     }
     if (closed || !again) return;
+    // Only a stream that lasted starts the backoff over: one dropped right after its first state (a
+    // proxy that cuts it, an answer it cannot read) waits longer each time, never every half second.
+    if (since && Date.now() - since >= LASTED_MS) attempt = 0;
     timer = setTimeout(connect, backoffMs(attempt++, Math.random()));
   };
 

@@ -148,6 +148,74 @@ describe('createAccountView', () => {
     await until(() => e.handler.stats().streams === 1);
   });
 
+  it('a server that sends a state and drops the stream at once: the reconnects back off, no steady loop', async () => {
+    let streams = 0;
+    const good = { account_ref_id: A, active: true, tier: 'pro', features: {}, credits: {} };
+    const server = await serveHono(() => {
+      streams++;
+      return new Response(`event: state\ndata: ${JSON.stringify(good)}\n\n`, {
+        headers: { 'content-type': 'text/event-stream' },
+      });
+    });
+    closing.push(() => server.close());
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const view = createAccountView({ url: `${server.url}/state` });
+    closing.push(() => view.close());
+    const turn = async () => {
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    await turn();
+    await view.ready;
+    // A minute of the page's time: each stream lived no time at all, so each wait is longer.
+    for (let waited = 0; waited < 60_000; waited += 50) {
+      vi.advanceTimersByTime(50);
+      await turn();
+    }
+    // 0.25-0.5 s, then doubling: at most 10 in a minute (not one every half second: 120 or more).
+    expect(streams).toBeGreaterThan(3);
+    expect(streams).toBeLessThanOrEqual(10);
+  });
+
+  it('a stream that lasted starts the backoff over: its drop is retried within 0.5 s', async () => {
+    let streams = 0;
+    let cut = () => {};
+    const good = { account_ref_id: A, active: true, tier: 'pro', features: {}, credits: {} };
+    const server = await serveHono(() => {
+      streams++;
+      const event = new TextEncoder().encode(`event: state\ndata: ${JSON.stringify(good)}\n\n`);
+      // The first four are dropped at once (the backoff climbs); the fifth stays until cut.
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(event);
+          if (streams <= 4) controller.close();
+          else cut = () => controller.close();
+        },
+      });
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+    });
+    closing.push(() => server.close());
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const view = createAccountView({ url: `${server.url}/state` });
+    closing.push(() => view.close());
+    const turn = async () => {
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const run = async (ms: number, until?: () => boolean) => {
+      for (let waited = 0; waited < ms && !until?.(); waited += 50) {
+        vi.advanceTimersByTime(50);
+        await turn();
+      }
+    };
+    await turn();
+    await run(60_000, () => streams === 5);
+    expect(streams).toBe(5);
+    await run(10_000);
+    cut();
+    await turn();
+    await run(500, () => streams === 6);
+    expect(streams).toBe(6);
+  });
+
   it('where streams are blocked, the state is read again when the page regains focus', async () => {
     const page = new EventTarget();
     vi.stubGlobal('window', page);
