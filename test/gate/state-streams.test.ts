@@ -38,6 +38,51 @@ describe('gate.state stream limits', () => {
   });
 });
 
+describe('gate.state stream slots on the error paths', () => {
+  it('refused and failed streams take no slot: an account is never locked out by them', async () => {
+    const errors: unknown[] = [];
+    const setup = setupFor(mock.server, { onError: (e) => errors.push(e) });
+    const s = await STATE_FRAMEWORKS[0]!.serve(setup, { ...VIEW, streams: { perAccount: 1 } });
+    try {
+      // Billing down: 25 tries of one account, each 503.
+      mock.server.faults.add({ path: '/api/', status: 503, times: Number.POSITIVE_INFINITY });
+      for (let i = 0; i < 25; i++) expect((await openStream(s.url, A)).status).toBe(503);
+      mock.server.faults.clear();
+      // Back: the one slot is free; a stream whose re-read fails ends and gives it back.
+      const events = sse(await openStream(s.url, A));
+      await events.next();
+      mock.server.faults.add({ path: '/api/', status: 503, times: Number.POSITIVE_INFINITY });
+      await setup.access.invalidate(A);
+      expect(await events.ended()).toBe(true);
+      mock.server.faults.clear();
+      await until(() => s.state.stats().streams === 0);
+      const again = await openStream(s.url, A);
+      expect(again.status).toBe(200);
+      await again.body?.cancel();
+      expect(errors.length).toBe(26);
+    } finally {
+      mock.server.faults.clear();
+      await s.close();
+    }
+  });
+
+  it('close() while the first read of a stream is under way: 503, nothing opened after', async () => {
+    const s = await STATE_FRAMEWORKS[0]!.serve(setupFor(mock.server), VIEW);
+    try {
+      mock.server.faults.add({ path: '/api/', delayMs: 300, times: 3 });
+      const opened = openStream(s.url, A);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await s.state.close();
+      const res = await opened;
+      expect(res.status).toBe(503);
+      expect(s.state.stats()).toEqual({ streams: 0, accounts: 0 });
+    } finally {
+      mock.server.faults.clear();
+      await s.close();
+    }
+  });
+});
+
 describe.each(STATE_FRAMEWORKS)('gate.state streams through $name', (framework) => {
   it('a client that goes away ends its stream', async () => {
     const s = await framework.serve(setupFor(mock.server), VIEW);
