@@ -87,6 +87,18 @@ describe('createAccountView: what is not a state', () => {
     await until(() => e.seen.cancelled >= 1);
   });
 
+  it('a body that never ends an event (1 MB without a blank line): given up, not buffered for ever', async () => {
+    const line = 'x'.repeat(64 * 1024);
+    const e = await rawEndpoint([`event: state\ndata: ${JSON.stringify(GOOD)}\n\n`, ...Array(20).fill(line)]);
+    const errors: unknown[] = [];
+    const view = track(createAccountView({ url: e.url, onError: (error) => errors.push(error) }));
+    const first = await view.ready;
+    await until(() => errors.length === 1);
+    expect(errors[0]).toMatchObject({ name: 'AccountViewError', reason: 'invalid_answer' });
+    expect(view.get()).toBe(first);
+    await until(() => e.seen.cancelled >= 1);
+  });
+
   it('a malformed first event: ready rejects with an AccountViewError', async () => {
     const e = await rawEndpoint(['event: state\ndata: [1,2\n\n']);
     const view = track(createAccountView({ url: e.url }));
