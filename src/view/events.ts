@@ -33,6 +33,7 @@ export async function readEvents(
       if (event === 'state' && data) onState(data);
       end = buffer.indexOf('\n\n');
     }
-    if (buffer.length > MAX_EVENT) throw new AccountViewError('invalid_answer', 'the state stream sent no event');
+    if (buffer.length > MAX_EVENT)
+      throw new AccountViewError('invalid_answer', 'the state stream sent no event');
   }
 }

@@ -178,7 +178,8 @@ describe('createAccountView: refresh racing the stream', () => {
       createAccountView({
         url: e.url,
         fetch: as(A, async (init) => {
-          if ((init?.headers as Record<string, string> | undefined)?.accept === 'application/json') await held;
+          if ((init?.headers as Record<string, string> | undefined)?.accept === 'application/json')
+            await held;
         }),
       }),
     );
