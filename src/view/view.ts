@@ -170,6 +170,7 @@ export function createAccountView(options: AccountViewOptions): AccountView {
     const res = await request('application/json');
     if (!res.ok) throw httpError(res);
     const next = await read(res);
+    if (closed) throw failed(0);
     // A state taken while this one travelled (the stream's) and read after it stands.
     return version !== asked && state && state.updated_at > next.updated_at ? state : set(next);
   };
@@ -215,7 +216,7 @@ export function createAccountView(options: AccountViewOptions): AccountView {
 
   const onFocus = () => {
     if (!streaming && !closed && (typeof document === 'undefined' || document.visibilityState !== 'hidden'))
-      refresh().catch(() => {});
+      refresh().catch(report);
   };
   const target = typeof window === 'undefined' ? undefined : window;
   target?.addEventListener('focus', onFocus);

@@ -230,6 +230,59 @@ describe('createAccountView', () => {
     await until(() => !view.can('export'));
   });
 
+  it('a read on focus that fails is reported to onError (the session ended), the state stays', async () => {
+    const page = new EventTarget();
+    vi.stubGlobal('window', page);
+    closing.push(() => vi.unstubAllGlobals());
+    const e = await endpoint();
+    e.blockStreams();
+    let session = true;
+    const errors: unknown[] = [];
+    const view = createAccountView({
+      url: e.url,
+      fetch: (input, init) => (session ? as(A) : fetch)(input, init),
+      onError: (error) => errors.push(error),
+    });
+    closing.push(() => view.close());
+    const first = await view.ready;
+    session = false;
+    page.dispatchEvent(new Event('focus'));
+    await until(() => errors.length === 1);
+    expect(errors[0]).toMatchObject({ name: 'AccountViewError', reason: 'http', status: 401 });
+    expect(view.get()).toBe(first);
+  });
+
+  it('a refresh under way when the view is closed rejects (closed), and the state stays', async () => {
+    const e = await endpoint();
+    let hold: Promise<void> | undefined;
+    const view = createAccountView({
+      url: e.url,
+      live: false,
+      fetch: async (input, init) => {
+        const res = await as(A)(input, init);
+        await hold;
+        return res;
+      },
+    });
+    closing.push(() => view.close());
+    const first = await view.ready;
+    let release = () => {};
+    hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    mock.server.store.setEntitlement(A, AI, 'sso', true);
+    await e.setup.access.invalidate(A);
+    // The server reads the new state at once; its answer reaches the page after close().
+    const refreshed = view.refresh();
+    await until(() => e.asked === 2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    view.close();
+    release();
+    await expect(refreshed).rejects.toMatchObject({ name: 'AccountViewError', reason: 'closed' });
+    expect(view.get()).toBe(first);
+    expect(view.can('sso')).toBe(false);
+  });
+
   it('live: false reads once, then on refresh', async () => {
     const e = await endpoint();
     const view = viewOf(e.url, A, false);
