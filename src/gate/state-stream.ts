@@ -155,7 +155,8 @@ export class StateStreams {
 
   /**
    * A stream of `account`'s states, `first` sent at once; ended when `signal` aborts, the body is
-   * cancelled, or {@link close}. `undefined` when a limit is reached.
+   * cancelled, or {@link close}. `undefined` when a limit is reached. `stale`: a change was heard
+   * while `first` was read, so it is read again at once.
    */
   open(
     account: string,
@@ -163,6 +164,7 @@ export class StateStreams {
     read: () => Promise<AccountState>,
     signal: AbortSignal | undefined,
     fail: (error: unknown) => void,
+    stale = false,
   ): ReadableStream<Uint8Array> | undefined {
     if (!this.hasRoom(account) || signal?.aborted) return undefined;
     const abort = () => stream.end();
@@ -178,6 +180,7 @@ export class StateStreams {
     set.add(stream);
     if (this.#count++ === 0) this.#start();
     signal?.addEventListener('abort', abort, { once: true });
+    if (stale) stream.changed();
     return stream.body;
   }
 

@@ -32,7 +32,13 @@ export function stateHandler<Req extends GateRequest>(
 ): AccountStateHandler<Req> {
   const checked = checkView(view, options.access, links !== undefined);
   const balances = new Balances(options.billing, checked.balanceTtlMs);
-  const drop = (account: string | undefined) => balances.drop(account);
+  // Changes heard so far: a stream whose first state was read while one came reads again at once
+  // (the streams hear nothing of an account before its stream is open).
+  let changes = 0;
+  const drop = (account: string | undefined) => {
+    changes++;
+    balances.drop(account);
+  };
   // The balances hear every change for the handler's life; the streams only while one is open.
   const owners = [options.access, options.billing];
   const unwatch = owners.map((owner) => watchAccounts(owner, drop));
@@ -72,6 +78,7 @@ export function stateHandler<Req extends GateRequest>(
     const email = checked.paywall ? ((await options.paywall?.email?.(request)) ?? undefined) : undefined;
     const report = (error: unknown) => safely(() => options.onError?.(error, request));
     const read = () => readState(reader, account, email);
+    const seen = changes;
     let state: Awaited<ReturnType<typeof read>>;
     try {
       state = await read();
@@ -82,7 +89,7 @@ export function stateHandler<Req extends GateRequest>(
     }
     if (!live) return new Response(JSON.stringify(state), { headers: JSON_HEADERS });
     if (closed) return unavailable(DEFAULT_RETRY_AFTER_S);
-    const body = streams.open(account, state, read, signal, report);
+    const body = streams.open(account, state, read, signal, report, changes !== seen);
     return body ? new Response(body, { headers: STREAM_HEADERS }) : full();
   }
 

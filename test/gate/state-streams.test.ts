@@ -38,6 +38,32 @@ describe('gate.state stream limits', () => {
   });
 });
 
+describe('gate.state: a change while a stream is being opened', () => {
+  it('an invalidation heard while the first state is read is not missed: the stream reads again', async () => {
+    const setup = setupFor(mock.server);
+    const s = await STATE_FRAMEWORKS[0]!.serve(setup, { ...VIEW, streams: { balanceTtlMs: 0 } });
+    try {
+      // The access cache holds the account (export: yes); the balance, read each time, is slow.
+      expect((await fetch(`${s.url}/state`, { headers: { 'x-account': A } })).status).toBe(200);
+      mock.server.faults.add({ path: '/api/usage/credits/balance/', delayMs: 400, times: 1 });
+      const opening = openStream(s.url, A);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      // Meanwhile the customer loses export, and the webhook's invalidation arrives.
+      mock.server.store.setEntitlement(A, AI, 'export', false);
+      await setup.access.invalidate(A);
+      const events = sse(await opening);
+      // The first state was read before the change; the stream must not stop there.
+      const first = await events.next();
+      const latest = first.features.export === false ? first : await events.next();
+      expect(latest.features.export).toBe(false);
+      await events.cancel();
+    } finally {
+      mock.server.faults.clear();
+      await s.close();
+    }
+  });
+});
+
 describe('gate.state stream slots on the error paths', () => {
   it('refused and failed streams take no slot: an account is never locked out by them', async () => {
     const errors: unknown[] = [];
