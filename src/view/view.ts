@@ -194,10 +194,12 @@ export function createAccountView(options: AccountViewOptions): AccountView {
         set(await read(res));
         return;
       }
-      streaming = true;
+      // Live once a state came: a stream whose events are held back (a buffering proxy) leaves focus
+      // to read the state.
       await readEvents(res.body, (data) => {
         set(parse(data));
         since ||= Date.now();
+        streaming = true;
       });
     } catch (error) {
       if (!state) settle?.[1](error);

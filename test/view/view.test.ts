@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -228,6 +230,51 @@ describe('createAccountView', () => {
     await e.setup.access.invalidate(A);
     page.dispatchEvent(new Event('focus'));
     await until(() => !view.can('export'));
+  });
+
+  it('a stream whose events are held back (a buffering proxy): the state is read on focus', async () => {
+    const page = new EventTarget();
+    vi.stubGlobal('window', page);
+    closing.push(() => vi.unstubAllGlobals());
+    const e = await endpoint();
+    // In front of the endpoint, a proxy that sends a stream's headers at once and holds its body back.
+    const proxy = createServer(async (req, res) => {
+      const headers = new Headers(req.headers as Record<string, string>);
+      const upstream = await fetch(e.url, { headers });
+      if (!upstream.headers.get('content-type')?.startsWith('text/event-stream')) {
+        res.writeHead(upstream.status, { 'content-type': 'application/json' });
+        res.end(await upstream.text());
+        return;
+      }
+      void upstream.body?.cancel();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    closing.push(
+      () =>
+        new Promise((resolve) => {
+          proxy.closeAllConnections();
+          proxy.close(resolve);
+        }),
+    );
+    const { port } = proxy.address() as AddressInfo;
+    let resolved = false;
+    const view = createAccountView({
+      url: `http://127.0.0.1:${port}/state`,
+      fetch: async (input, init) => {
+        const res = await as(A)(input, init);
+        resolved = true;
+        return res;
+      },
+    });
+    closing.push(() => view.close());
+    // The stream's headers came; its first state never will.
+    await until(() => resolved);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(view.get()).toBeUndefined();
+    page.dispatchEvent(new Event('focus'));
+    expect((await view.ready).account_ref_id).toBe(A);
   });
 
   it('a read on focus that fails is reported to onError (the session ended), the state stays', async () => {
