@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { DEMO } from '../../src/testing/index.js';
 import { until, useMockServer } from '../helpers.js';
-import { A, AI, setupFor } from './helpers.js';
+import { A, AI, PAST_DUE, setupFor } from './helpers.js';
 import { openStream, STATE_FRAMEWORKS, sse, VIEW } from './state-helpers.js';
 
 // gate.state's streams at their edges: the default limits, clients that go away early, clients that
@@ -59,6 +59,30 @@ describe('gate.state: a change while a stream is being opened', () => {
       await events.cancel();
     } finally {
       mock.server.faults.clear();
+      await s.close();
+    }
+  });
+});
+
+describe('gate.state: only the session names the account', () => {
+  it('a stream asked with another account in its query, path, Last-Event-ID and headers streams its own', async () => {
+    const s = await STATE_FRAMEWORKS[1]!.serve(setupFor(mock.server), VIEW);
+    try {
+      const res = await fetch(`${s.url}/state?account_ref_id=${PAST_DUE}&account=${PAST_DUE}`, {
+        headers: {
+          accept: 'text/event-stream',
+          'x-account': A,
+          'last-event-id': PAST_DUE,
+          'x-account-ref-id': PAST_DUE,
+        },
+      });
+      const events = sse(res);
+      const state = await events.next();
+      expect(state.account_ref_id).toBe(A);
+      expect(JSON.stringify(state)).not.toContain(PAST_DUE);
+      expect(s.state.stats()).toEqual({ streams: 1, accounts: 1 });
+      await events.cancel();
+    } finally {
       await s.close();
     }
   });
