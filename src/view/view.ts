@@ -201,7 +201,9 @@ export function createAccountView(options: AccountViewOptions): AccountView {
         since ||= Date.now();
         streaming = true;
       });
-    } catch (error) {
+    } catch (thrown) {
+      // A body cut under way rejects with the platform's error: the view's own says what happened.
+      const error = thrown instanceof AccountViewError ? thrown : failed(thrown);
       if (!state) settle?.[1](error);
       if (!closed) report(error);
     } finally {

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createGate } from '../../src/index.js';
 import { AccountViewError, createAccountView } from '../../src/view/index.js';
@@ -119,6 +121,32 @@ describe('createAccountView: what is not a state', () => {
       expect(view.can('export')).toBe(true);
       view.close();
     }
+  });
+});
+
+describe('createAccountView: a connection cut mid-stream', () => {
+  it('before the first state: ready rejects with an AccountViewError (network), onError hears the same', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('retry: 1000\n\n', () => res.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closing.push(
+      () =>
+        new Promise((resolve) => {
+          server.closeAllConnections();
+          server.close(resolve);
+        }),
+    );
+    const { port } = server.address() as AddressInfo;
+    const errors: unknown[] = [];
+    const view = track(
+      createAccountView({ url: `http://127.0.0.1:${port}/state`, onError: (error) => errors.push(error) }),
+    );
+    const error = await view.ready.catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(AccountViewError);
+    expect(error).toMatchObject({ reason: 'network' });
+    expect(errors[0]).toBe(error);
   });
 });
 
