@@ -187,10 +187,13 @@ describe('gate.state streams and slow clients', () => {
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
       const events = sse(res);
-      const seen = [await events.next(), await events.next()];
-      // The first state, then the latest: what came between was replaced, the heartbeats not queued.
-      expect(seen.map((state) => state.credits[AI]?.credits)).toEqual([DEMO.initialCredits, 120]);
-      expect(events.comments()).toBeLessThanOrEqual(1);
+      const seen = [await events.next()];
+      while (seen.at(-1)?.credits[AI]?.credits !== 120) seen.push(await events.next());
+      // The first state, then the latest (a read still under way when the client reads may add one):
+      // what came between was replaced, not queued (20 states), and no heartbeats piled up.
+      expect(seen[0]?.credits[AI]?.credits).toBe(DEMO.initialCredits);
+      expect(seen.length).toBeLessThanOrEqual(3);
+      expect(events.comments()).toBeLessThanOrEqual(2);
     } finally {
       controller.abort();
       await s.close();
