@@ -167,9 +167,15 @@ export class Balances {
     if (held && held.until > this.now()) return held.value;
     // Bounded: the oldest goes first (a balance not kept is read again, nothing worse).
     if (this.#held.size >= 10_000) this.#held.delete(this.#held.keys().next().value as string);
-    const value = this.billing.usage
-      .balance({ account_ref_id, product_code, meter_code })
-      .then((b) => b.balance);
+    // An account the service does not know (signed up, never billed) has no credits: its
+    // documented not-found is an answer, as it is for `active` and the features.
+    const value = this.billing.usage.balance({ account_ref_id, product_code, meter_code }).then(
+      (b) => b.balance,
+      (error: unknown) => {
+        if (isNotFoundAnswer(error)) return 0;
+        throw error;
+      },
+    );
     const entry = { until: this.now() + this.ttlMs, value };
     this.#held.set(key, entry);
     // A failure is never kept: the next read asks again.

@@ -31,12 +31,16 @@ export interface StreamLimits {
 /**
  * One open stream: sends the state, then each new state of its account. A change while a read runs
  * asks for one more read after it (a burst comes to at most two reads; the latest state wins), and a
- * read that finds what was last sent sends nothing.
+ * read that finds what was last sent sends nothing. A client that does not read (a stalled
+ * connection) is not queued for: while its queue is full, a new state replaces the one waiting and a
+ * heartbeat is left out, so what a stream holds stays bounded.
  */
 class StateStream {
   #last: string;
   #reading = false;
   #again = false;
+  /** The latest state not yet queued: sent when the client reads (`pull`). */
+  #waiting: Uint8Array | undefined;
   #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   readonly body: ReadableStream<Uint8Array>;
 
@@ -53,6 +57,11 @@ class StateStream {
         this.#controller = controller;
         controller.enqueue(HELLO);
         controller.enqueue(eventOf(first));
+      },
+      pull: () => {
+        const waiting = this.#waiting;
+        this.#waiting = undefined;
+        if (waiting) this.send(waiting);
       },
       cancel: () => this.end(),
     });
@@ -72,7 +81,7 @@ class StateStream {
         const content = contentOf(state);
         if (content !== this.#last) {
           this.#last = content;
-          this.send(eventOf(state));
+          this.send(eventOf(state), true);
         }
         if (this.#again) {
           this.#again = false;
@@ -88,9 +97,16 @@ class StateStream {
     );
   }
 
-  send(chunk: Uint8Array): void {
+  /** Queues `chunk`; while the client's queue is full, a state waits (the latest only), a heartbeat is left out. */
+  send(chunk: Uint8Array, state = false): void {
+    const controller = this.#controller;
+    if (!controller) return;
+    if ((controller.desiredSize ?? 0) <= 0) {
+      if (state) this.#waiting = chunk;
+      return;
+    }
     try {
-      this.#controller?.enqueue(chunk);
+      controller.enqueue(chunk);
     } catch {
       this.end(); // the body was cancelled or errored under us
     }
@@ -101,6 +117,7 @@ class StateStream {
     const controller = this.#controller;
     if (!controller) return;
     this.#controller = undefined;
+    this.#waiting = undefined;
     try {
       controller.close();
     } catch {
@@ -138,7 +155,8 @@ export class StateStreams {
 
   /**
    * A stream of `account`'s states, `first` sent at once; ended when `signal` aborts, the body is
-   * cancelled, or {@link close}. `undefined` when a limit is reached.
+   * cancelled, or {@link close}. `undefined` when a limit is reached. `stale`: a change was heard
+   * while `first` was read, so it is read again at once.
    */
   open(
     account: string,
@@ -146,6 +164,7 @@ export class StateStreams {
     read: () => Promise<AccountState>,
     signal: AbortSignal | undefined,
     fail: (error: unknown) => void,
+    stale = false,
   ): ReadableStream<Uint8Array> | undefined {
     if (!this.hasRoom(account) || signal?.aborted) return undefined;
     const abort = () => stream.end();
@@ -161,6 +180,7 @@ export class StateStreams {
     set.add(stream);
     if (this.#count++ === 0) this.#start();
     signal?.addEventListener('abort', abort, { once: true });
+    if (stale) stream.changed();
     return stream.body;
   }
 

@@ -137,8 +137,11 @@ export interface StateNodeResponse {
   write(chunk: Uint8Array): unknown;
   /** Ends the response. */
   end(body?: string): unknown;
-  /** Node's `close` event: the connection closed (the stream ends). */
-  once(event: 'close', listener: () => void): unknown;
+  /**
+   * Node's `close` event (the connection closed: the stream ends) and `drain` event (a full write
+   * buffer emptied: the stream goes on).
+   */
+  once(event: 'close' | 'drain', listener: () => void): unknown;
 }
 
 /** What the state handler uses of Fastify's reply (structural). */

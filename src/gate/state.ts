@@ -32,7 +32,13 @@ export function stateHandler<Req extends GateRequest>(
 ): AccountStateHandler<Req> {
   const checked = checkView(view, options.access, links !== undefined);
   const balances = new Balances(options.billing, checked.balanceTtlMs);
-  const drop = (account: string | undefined) => balances.drop(account);
+  // Changes heard so far: a stream whose first state was read while one came reads again at once
+  // (the streams hear nothing of an account before its stream is open).
+  let changes = 0;
+  const drop = (account: string | undefined) => {
+    changes++;
+    balances.drop(account);
+  };
   // The balances hear every change for the handler's life; the streams only while one is open.
   const owners = [options.access, options.billing];
   tellDebits(options.billing);
@@ -73,6 +79,7 @@ export function stateHandler<Req extends GateRequest>(
     const email = checked.paywall ? ((await options.paywall?.email?.(request)) ?? undefined) : undefined;
     const report = (error: unknown) => safely(() => options.onError?.(error, request));
     const read = () => readState(reader, account, email);
+    const seen = changes;
     let state: Awaited<ReturnType<typeof read>>;
     try {
       state = await read();
@@ -83,7 +90,7 @@ export function stateHandler<Req extends GateRequest>(
     }
     if (!live) return new Response(JSON.stringify(state), { headers: JSON_HEADERS });
     if (closed) return unavailable(DEFAULT_RETRY_AFTER_S);
-    const body = streams.open(account, state, read, signal, report);
+    const body = streams.open(account, state, read, signal, report, changes !== seen);
     return body ? new Response(body, { headers: STREAM_HEADERS }) : full();
   }
 
@@ -126,7 +133,9 @@ export function stateHandler<Req extends GateRequest>(
 
 /**
  * Writes a Fetch answer to Node's response, its body chunk by chunk as it comes (a stream's events
- * reach the browser at once); the body is cancelled when the connection closes first.
+ * reach the browser at once); the body is cancelled when the connection closes first. A full write
+ * buffer (a client that stopped reading) is waited out before the next chunk is read, so the state
+ * stream, not Node's buffer, decides what waits (the latest state only).
  */
 async function writeNode(res: StateNodeResponse, response: Response): Promise<void> {
   const headers: Record<string, string> = {};
@@ -139,11 +148,23 @@ async function writeNode(res: StateNodeResponse, response: Response): Promise<vo
     return;
   }
   const reader = response.body.getReader();
-  res.once('close', () => void reader.cancel().catch(() => {}));
+  let closed = false;
+  let drained: (() => void) | undefined;
+  res.once('close', () => {
+    closed = true;
+    drained?.();
+    void reader.cancel().catch(() => {});
+  });
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    res.write(value);
+    if (res.write(value) === false && !closed) {
+      await new Promise<void>((resolve) => {
+        drained = resolve;
+        res.once('drain', resolve);
+      });
+      drained = undefined;
+    }
   }
   res.end();
 }

@@ -1,6 +1,13 @@
+import { AccountViewError } from '../core/errors/view.js';
+
+/** The longest event the view reads, in characters: a state is a few KB; more is not a state stream. */
+const MAX_EVENT = 1_000_000;
+
 /**
  * Reads a Server-Sent Events body and calls `onState` with the data of each `state` event, until the
  * body ends (resolves) or fails (rejects). Comments (the heartbeat) and `retry` lines are skipped.
+ * A body that goes on without ending an event (something between that is not a state stream) is
+ * refused rather than buffered without end.
  */
 export async function readEvents(
   body: ReadableStream<Uint8Array>,
@@ -26,5 +33,7 @@ export async function readEvents(
       if (event === 'state' && data) onState(data);
       end = buffer.indexOf('\n\n');
     }
+    if (buffer.length > MAX_EVENT)
+      throw new AccountViewError('invalid_answer', 'the state stream sent no event');
   }
 }

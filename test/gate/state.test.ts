@@ -212,6 +212,26 @@ describe('gate.state streams', () => {
     }
   });
 
+  it('an account the service does not know (signed up, never billed): inactive, no features, no credits, not a 500', async () => {
+    const s = await STATE_FRAMEWORKS[0]!.serve(setupFor(mock.server), VIEW);
+    try {
+      const res = await fetch(`${s.url}/state`, { headers: { 'x-account': 'acct_signed_up_today' } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({
+        account_ref_id: 'acct_signed_up_today',
+        active: false,
+        tier: null,
+        features: { export: false, sso: false },
+        credits: { [AI]: { credits: 0 } },
+      });
+      const events = sse(await openStream(s.url, 'acct_signed_up_today'));
+      expect((await events.next()).credits[AI]?.credits).toBe(0);
+      await events.cancel();
+    } finally {
+      await s.close();
+    }
+  });
+
   it("paywall_url: the signed link of the view's target, for the account", async () => {
     const s = await STATE_FRAMEWORKS[0]!.serve(setupFor(mock.server), { ...VIEW, paywall: ENTERPRISE });
     try {

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -148,6 +150,74 @@ describe('createAccountView', () => {
     await until(() => e.handler.stats().streams === 1);
   });
 
+  it('a server that sends a state and drops the stream at once: the reconnects back off, no steady loop', async () => {
+    let streams = 0;
+    const good = { account_ref_id: A, active: true, tier: 'pro', features: {}, credits: {} };
+    const server = await serveHono(() => {
+      streams++;
+      return new Response(`event: state\ndata: ${JSON.stringify(good)}\n\n`, {
+        headers: { 'content-type': 'text/event-stream' },
+      });
+    });
+    closing.push(() => server.close());
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const view = createAccountView({ url: `${server.url}/state` });
+    closing.push(() => view.close());
+    const turn = async () => {
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    await turn();
+    await view.ready;
+    // A minute of the page's time: each stream lived no time at all, so each wait is longer.
+    for (let waited = 0; waited < 60_000; waited += 50) {
+      vi.advanceTimersByTime(50);
+      await turn();
+    }
+    // 0.25-0.5 s, then doubling: at most 10 in a minute (not one every half second: 120 or more).
+    expect(streams).toBeGreaterThan(3);
+    expect(streams).toBeLessThanOrEqual(10);
+  });
+
+  it('a stream that lasted starts the backoff over: its drop is retried within 0.5 s', async () => {
+    let streams = 0;
+    let cut = () => {};
+    const good = { account_ref_id: A, active: true, tier: 'pro', features: {}, credits: {} };
+    const server = await serveHono(() => {
+      streams++;
+      const event = new TextEncoder().encode(`event: state\ndata: ${JSON.stringify(good)}\n\n`);
+      // The first four are dropped at once (the backoff climbs); the fifth stays until cut.
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(event);
+          if (streams <= 4) controller.close();
+          else cut = () => controller.close();
+        },
+      });
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+    });
+    closing.push(() => server.close());
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const view = createAccountView({ url: `${server.url}/state` });
+    closing.push(() => view.close());
+    const turn = async () => {
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const run = async (ms: number, until?: () => boolean) => {
+      for (let waited = 0; waited < ms && !until?.(); waited += 50) {
+        vi.advanceTimersByTime(50);
+        await turn();
+      }
+    };
+    await turn();
+    await run(60_000, () => streams === 5);
+    expect(streams).toBe(5);
+    await run(10_000);
+    cut();
+    await turn();
+    await run(500, () => streams === 6);
+    expect(streams).toBe(6);
+  });
+
   it('where streams are blocked, the state is read again when the page regains focus', async () => {
     const page = new EventTarget();
     vi.stubGlobal('window', page);
@@ -160,6 +230,104 @@ describe('createAccountView', () => {
     await e.setup.access.invalidate(A);
     page.dispatchEvent(new Event('focus'));
     await until(() => !view.can('export'));
+  });
+
+  it('a stream whose events are held back (a buffering proxy): the state is read on focus', async () => {
+    const page = new EventTarget();
+    vi.stubGlobal('window', page);
+    closing.push(() => vi.unstubAllGlobals());
+    const e = await endpoint();
+    // In front of the endpoint, a proxy that sends a stream's headers at once and holds its body back.
+    const proxy = createServer(async (req, res) => {
+      const headers = new Headers(req.headers as Record<string, string>);
+      const upstream = await fetch(e.url, { headers });
+      if (!upstream.headers.get('content-type')?.startsWith('text/event-stream')) {
+        res.writeHead(upstream.status, { 'content-type': 'application/json' });
+        res.end(await upstream.text());
+        return;
+      }
+      void upstream.body?.cancel();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    closing.push(
+      () =>
+        new Promise((resolve) => {
+          proxy.closeAllConnections();
+          proxy.close(resolve);
+        }),
+    );
+    const { port } = proxy.address() as AddressInfo;
+    let resolved = false;
+    const view = createAccountView({
+      url: `http://127.0.0.1:${port}/state`,
+      fetch: async (input, init) => {
+        const res = await as(A)(input, init);
+        resolved = true;
+        return res;
+      },
+    });
+    closing.push(() => view.close());
+    // The stream's headers came; its first state never will.
+    await until(() => resolved);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(view.get()).toBeUndefined();
+    page.dispatchEvent(new Event('focus'));
+    expect((await view.ready).account_ref_id).toBe(A);
+  });
+
+  it('a read on focus that fails is reported to onError (the session ended), the state stays', async () => {
+    const page = new EventTarget();
+    vi.stubGlobal('window', page);
+    closing.push(() => vi.unstubAllGlobals());
+    const e = await endpoint();
+    e.blockStreams();
+    let session = true;
+    const errors: unknown[] = [];
+    const view = createAccountView({
+      url: e.url,
+      fetch: (input, init) => (session ? as(A) : fetch)(input, init),
+      onError: (error) => errors.push(error),
+    });
+    closing.push(() => view.close());
+    const first = await view.ready;
+    session = false;
+    page.dispatchEvent(new Event('focus'));
+    await until(() => errors.length === 1);
+    expect(errors[0]).toMatchObject({ name: 'AccountViewError', reason: 'http', status: 401 });
+    expect(view.get()).toBe(first);
+  });
+
+  it('a refresh under way when the view is closed rejects (closed), and the state stays', async () => {
+    const e = await endpoint();
+    let hold: Promise<void> | undefined;
+    const view = createAccountView({
+      url: e.url,
+      live: false,
+      fetch: async (input, init) => {
+        const res = await as(A)(input, init);
+        await hold;
+        return res;
+      },
+    });
+    closing.push(() => view.close());
+    const first = await view.ready;
+    let release = () => {};
+    hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    mock.server.store.setEntitlement(A, AI, 'sso', true);
+    await e.setup.access.invalidate(A);
+    // The server reads the new state at once; its answer reaches the page after close().
+    const refreshed = view.refresh();
+    await until(() => e.asked === 2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    view.close();
+    release();
+    await expect(refreshed).rejects.toMatchObject({ name: 'AccountViewError', reason: 'closed' });
+    expect(view.get()).toBe(first);
+    expect(view.can('sso')).toBe(false);
   });
 
   it('live: false reads once, then on refresh', async () => {

@@ -19,8 +19,11 @@ export class AccountViewError extends BillingError {
   override readonly name = 'AccountViewError' as const;
   /** The endpoint's HTTP status, when it answered. */
   readonly status: number | undefined;
-  /** `'http'`, `'network'`, `'closed'` or `'invalid_options'`. */
-  readonly reason: 'http' | 'network' | 'closed' | 'invalid_options';
+  /**
+   * `'http'`, `'network'`, `'closed'`, `'invalid_options'`, or `'invalid_answer'` (the endpoint, or
+   * something between, answered what is not a state: a proxy's page, a malformed event).
+   */
+  readonly reason: 'http' | 'network' | 'closed' | 'invalid_options' | 'invalid_answer';
 
   /**
    * Built by the view.
