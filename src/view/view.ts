@@ -76,6 +76,20 @@ const parse = (text: string): AccountState => {
   return s;
 };
 
+/** The options, each checked before anything is asked: a wrong one is an `invalid_options` error. */
+const checked = (options: AccountViewOptions): AccountViewOptions => {
+  const o = (options ?? {}) as AccountViewOptions;
+  const { url, live = true, fetch: given, onError } = o;
+  if ((typeof url !== 'string' || !url) && !(url instanceof URL))
+    throw new AccountViewError('invalid_options', 'url must be a non-empty string or a URL');
+  if (given !== undefined && typeof given !== 'function')
+    throw new AccountViewError('invalid_options', 'fetch must be a function');
+  if (typeof live !== 'boolean') throw new AccountViewError('invalid_options', 'live must be a boolean');
+  if (onError !== undefined && typeof onError !== 'function')
+    throw new AccountViewError('invalid_options', 'onError must be a function');
+  return o;
+};
+
 /**
  * The browser half of `gate.state`: reads the state of the signed-in customer's account from the
  * app's endpoint and keeps it live (the stream; after a drop it reconnects with backoff and the
@@ -96,14 +110,7 @@ const parse = (text: string): AccountState => {
  * ```
  */
 export function createAccountView(options: AccountViewOptions): AccountView {
-  const { url, live = true, fetch: given, onError } = (options ?? {}) as AccountViewOptions;
-  if ((typeof url !== 'string' || !url) && !(url instanceof URL))
-    throw new AccountViewError('invalid_options', 'url must be a non-empty string or a URL');
-  if (given !== undefined && typeof given !== 'function')
-    throw new AccountViewError('invalid_options', 'fetch must be a function');
-  if (typeof live !== 'boolean') throw new AccountViewError('invalid_options', 'live must be a boolean');
-  if (onError !== undefined && typeof onError !== 'function')
-    throw new AccountViewError('invalid_options', 'onError must be a function');
+  const { url, live = true, fetch: given, onError } = checked(options);
   const doFetch = given ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
   const listeners = new Set<() => void>();
   let state: AccountState | undefined;
