@@ -48,7 +48,15 @@ export function meterClientCall(
   let answered: Promise<unknown> | undefined;
   const call = (): Promise<unknown> => {
     if (!answered) {
-      const original = invoke();
+      let original: APIPromiseLike<unknown>;
+      try {
+        original = invoke();
+      } catch (error) {
+        // Thrown before anything was sent (the client refused the request): the hold is freed
+        // (a route's share given back), as for a provider error.
+        answered = charge.fail().then(() => Promise.reject(error));
+        return answered;
+      }
       called = original;
       answered = Promise.resolve(original).then(
         (data) =>

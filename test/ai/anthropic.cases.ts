@@ -73,3 +73,20 @@ describe('meter.anthropic', () => {
     expect(s.mock.store.balance(acct, CREDITS.product_code, CREDITS.meter_code)).toBe(200 - DEFAULT_COST);
   });
 });
+
+describe('meter.anthropic: a client that throws before sending', () => {
+  it("'hold': a create that throws synchronously (a non-streamed max_tokens too large) frees its hold", async () => {
+    // 250 credits: the first call's 200 held must come back, or the second cannot be held.
+    const acct = await account(s.mock, 250);
+    const meter = meterFor(s.billing, 'hold');
+    const claude = meter.anthropic(client(), { account_ref_id: acct });
+    await expect(claude.messages.create({ ...ask, max_tokens: 100_000 })).rejects.toThrow(
+      /Streaming is required/,
+    );
+    expect(s.provider.count()).toBe(0);
+    expect(meter.stats()).toMatchObject({ failed: 1, charged: 0 });
+    await claude.messages.create(ask);
+    expect(charged(s.mock, acct).total).toBe(DEFAULT_COST);
+    expect(s.mock.store.balance(acct, CREDITS.product_code, CREDITS.meter_code)).toBe(250 - DEFAULT_COST);
+  });
+});
