@@ -65,12 +65,28 @@ export class Charge {
   /** What this call took of a gated route's hold. */
   #taken = 0;
   #done: Promise<void> | undefined;
+  /** Gives the call's key back to its wrap (nothing was charged under it); once at most. */
+  #unused: (() => void) | undefined;
 
-  constructor(core: MeterCore, info: AICallInfo, options: AICallOptions, input: () => number) {
+  constructor(
+    core: MeterCore,
+    info: AICallInfo,
+    options: AICallOptions,
+    input: () => number,
+    unused?: () => void,
+  ) {
     this.#core = core;
     this.info = info;
     this.#options = options;
     this.#estimate = input;
+    this.#unused = unused;
+  }
+
+  /** Nothing was nor will be charged under the call's key: the wrap may give it to its next call. */
+  #keyUnused(): void {
+    const unused = this.#unused;
+    this.#unused = undefined;
+    unused?.();
   }
 
   /** The prompt's estimated tokens, walked once. */
@@ -91,6 +107,19 @@ export class Charge {
    * call has no bound in `'hold'` mode: in either case nothing was sent.
    */
   begin(): Promise<void> | undefined {
+    try {
+      const ready = this.#begin();
+      return ready?.catch((error: unknown) => {
+        this.#keyUnused();
+        throw error;
+      });
+    } catch (error) {
+      this.#keyUnused();
+      throw error;
+    }
+  }
+
+  #begin(): Promise<void> | undefined {
     const route = this.#options.hold;
     if (route) {
       const bound = this.#bound(false);
@@ -154,6 +183,7 @@ export class Charge {
     const hold = this.#hold;
     if (cost === 0) {
       if (hold) await hold.release();
+      this.#keyUnused();
       return;
     }
     const { counts } = core;

@@ -144,7 +144,9 @@ export interface AICallOptions {
   account_ref_id: string;
   /**
    * The key of the first call (the second is `${event_key}_2`, and so on): give your request's
-   * `Idempotency-Key`, and a retried request is charged once. Default `ai_<uuid>` per call.
+   * `Idempotency-Key`, and a retried request is charged once. A call that charged nothing (refused,
+   * or failed before any token) leaves its key to the next call, so a call the AI SDK retries keeps
+   * its key. Default `ai_<uuid>` per call.
    */
   event_key?: string | undefined;
   /**
