@@ -146,7 +146,14 @@ export class Charge {
     const route = this.#options.hold;
     if (!route || this.#done) return;
     const estimate = { ...NO_USAGE, input: this.#inputTokens(), output: estimateTokens(chars) };
-    spendSoFar(route, this.#taken, this.#costOf(estimate));
+    let cost: number;
+    try {
+      cost = this.#costOf(estimate);
+    } catch {
+      // A price that fails here fails the charge too, which reports it: never the caller's stream.
+      return;
+    }
+    spendSoFar(route, this.#taken, cost);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { InvalidRequestError } from '../core/errors/index.js';
 import type { AICallInfo, AIPrice, AIUsage } from './types.js';
 
 /** No token at all. */
@@ -24,14 +25,17 @@ export const tokens = (v: unknown): number => (typeof v === 'number' && v > 0 &&
 /**
  * What a call costs, in the meter's units: the sum of its tokens at their prices (or the price
  * function's answer), rounded up. A price function answering something other than a non-negative
- * finite number is the meter's misconfiguration: it throws, and the caller reports it.
+ * finite number is the meter's misconfiguration: it throws an `InvalidRequestError` naming `price`,
+ * and the caller reports it.
  */
 export function costOf(price: AIPrice, usage: AIUsage, call: AICallInfo): number {
   let sum: number;
   if (typeof price === 'function') {
     sum = price(usage, call);
     if (typeof sum !== 'number' || !(sum >= 0) || !Number.isFinite(sum)) {
-      throw new TypeError(`price(usage, call) answered ${String(sum)}: it must be a number ≥ 0`);
+      throw new InvalidRequestError(call.operation, [
+        { field: 'price', message: `(usage, call) answered ${String(sum)}: it must be a finite number >= 0` },
+      ]);
     }
   } else {
     const plain = Math.max(0, usage.input - usage.cachedInput - usage.cacheWrite);
@@ -43,8 +47,9 @@ export function costOf(price: AIPrice, usage: AIUsage, call: AICallInfo): number
       text * price.output +
       usage.reasoning * (price.reasoning ?? price.output);
   }
-  // 1e-9 absorbs float noise (0.1 + 0.2), so 3 tokens at 0.1 cost 1, not 2... of 0.30000000000000004.
-  return Math.ceil(sum - 1e-9);
+  // 1e-9 absorbs float noise (0.1 + 0.2), so 3 tokens at 0.1 cost 1, not 2... of 0.30000000000000004;
+  // a sum above 0 costs 1 at least: the noise allowance never rounds tokens used down to free.
+  return sum > 0 ? Math.max(1, Math.ceil(sum - 1e-9)) : 0;
 }
 
 /** Characters per token when estimating: the usual rule of thumb for English text and JSON. */

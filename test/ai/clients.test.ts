@@ -4,3 +4,4 @@ import './openai.cases.js';
 import './streams.cases.js';
 import './anthropic.cases.js';
 import './meter.cases.js';
+import './route-hold.cases.js';

@@ -80,6 +80,28 @@ describe('createAIMeter', () => {
     });
   });
 
+  it('a call that used tokens is never rounded down to free, however small its price', async () => {
+    const acct = await account(s.mock);
+    const meter = meterFor(s.billing, 'debit', { price: { input: 1e-12, output: 1e-12 } });
+    await meter.openai(openai(), { account_ref_id: acct }).chat.completions.create(ask);
+    const tiny = meterFor(s.billing, 'debit', { price: () => 1e-12 });
+    await tiny.openai(openai(), { account_ref_id: acct }).chat.completions.create(ask);
+    expect(charged(s.mock, acct)).toMatchObject({ total: 2 });
+    expect(charged(s.mock, acct).keys).toHaveLength(2);
+  });
+
+  it("a price function answering NaN for a call's bound: an InvalidRequestError, nothing sent", async () => {
+    const acct = await account(s.mock);
+    const meter = meterFor(s.billing, 'hold', { maxQuantity: undefined, price: () => Number.NaN });
+    const client = meter.openai(openai(), { account_ref_id: acct });
+    const error = await client.chat.completions
+      .create({ ...ask, max_completion_tokens: 10 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect((error as InvalidRequestError).issues[0]?.field).toBe('price');
+    expect(s.provider.count()).toBe(0);
+  });
+
   it('publishes each charge on billing-sdk:ai: model, tokens, cost, mode, never the account or a key', async () => {
     const acct = await account(s.mock);
     const events: AIEvent[] = [];
