@@ -9,7 +9,12 @@ import type { AIUsage } from './types.js';
 interface APIPromiseLike<T> extends PromiseLike<T> {
   withResponse?: () => Promise<{ data: T; response: unknown }>;
   asResponse?: () => Promise<unknown>;
+  /** The clients' own helpers (`parse`) transform a call's data through it. */
+  _thenUnwrap?: (transform: (data: T) => unknown) => APIPromiseLike<unknown>;
 }
+
+/** A metered call's promise: the client's surface over the metered data. */
+type MeteredPromise = Promise<unknown> & Required<APIPromiseLike<unknown>>;
 
 /** The clients' `Stream`: iterable once, with the controller that aborts its request. */
 interface ClientStream {
@@ -70,7 +75,8 @@ export function meterClientCall(
     return answered;
   };
   const data = ready ? ready.then(call) : call();
-  const promise = data as Promise<unknown> & APIPromiseLike<unknown>;
+  const promise = data as MeteredPromise;
+  promise._thenUnwrap = (transform) => thenUnwrap(promise, transform);
   promise.withResponse = async () => {
     await data;
     // The client's own (its `response`, and `request_id` for openai), with the metered data.
@@ -82,6 +88,25 @@ export function meterClientCall(
     call().catch(() => {});
     return called?.asResponse?.();
   };
+  return promise;
+}
+
+/**
+ * A metered promise's data transformed (the client's `parse` helpers), with the same surface: the
+ * transform's result keeps the call's `_request_id`, as the client's own `_thenUnwrap` gives it.
+ */
+function thenUnwrap(source: MeteredPromise, transform: (data: unknown) => unknown): MeteredPromise {
+  const data = source.then((d) => {
+    const out = transform(d);
+    const id = (d as { _request_id?: unknown } | null)?._request_id;
+    if (id !== undefined && out !== null && typeof out === 'object' && !('_request_id' in out))
+      Object.defineProperty(out, '_request_id', { value: id, enumerable: false });
+    return out;
+  });
+  const promise = data as MeteredPromise;
+  promise._thenUnwrap = (next) => thenUnwrap(promise, next);
+  promise.withResponse = async () => ({ ...(await source.withResponse()), data: await data });
+  promise.asResponse = () => source.asResponse();
   return promise;
 }
 

@@ -59,20 +59,34 @@ function responsesCreate(create: Create, self: unknown, calls: Calls): Create {
 
 /**
  * An `openai` client with the same surface whose `chat.completions.create` and `responses.create`
- * are metered; every other property is the client's own.
+ * are metered, and so the helpers that call them (`chat.completions.stream`, `parse`, `runTools`,
+ * `responses.stream`, `parse`); every other property is the client's own.
  */
 export function wrapOpenAI<C extends object>(client: C, calls: Calls): C {
-  return wrapObject(client, {
+  // The helpers call `this._client.chat.completions.create` (or `.responses.create`): run with the
+  // resource's proxy as `this`, they find the metered client there, not the one they were made with.
+  const metered: C = wrapObject(client, {
     chat: (chat) =>
       wrapObject(chat as object, {
         completions: (completions) =>
-          wrapObject(completions as object, {
-            create: (create) => chatCreate(create as Create, completions, calls),
-          }),
+          wrapObject(
+            completions as object,
+            {
+              create: (create) => chatCreate(create as Create, completions, calls),
+              _client: () => metered,
+            },
+            true,
+          ),
       }),
     responses: (responses) =>
-      wrapObject(responses as object, {
-        create: (create) => responsesCreate(create as Create, responses, calls),
-      }),
+      wrapObject(
+        responses as object,
+        {
+          create: (create) => responsesCreate(create as Create, responses, calls),
+          _client: () => metered,
+        },
+        true,
+      ),
   });
+  return metered;
 }

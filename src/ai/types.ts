@@ -204,7 +204,8 @@ export interface AIMeter {
   middleware(options: AICallOptions): AIModelMiddleware;
   /**
    * An `openai` client with the same API, whose `chat.completions.create` and `responses.create`
-   * (streamed or not) are charged; everything else passes through untouched.
+   * (streamed or not) are charged, and so the helpers built on them (`chat.completions.stream`,
+   * `parse` and `runTools`, `responses.stream` and `parse`); everything else passes through untouched.
    */
   openai<C extends object>(client: C, options: AICallOptions): C;
   /**

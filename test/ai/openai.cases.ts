@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { InsufficientCreditsError } from '../../src/ai/index.js';
+import { until } from '../helpers.js';
 import { account, CREDITS, charged, DEFAULT_COST, MODES, meterFor, useServices } from './support.js';
 
 const s = useServices();
@@ -87,6 +88,51 @@ describe('meter.openai', () => {
       await meter.close();
       expect(charged(s.mock, acct).total).toBe(0);
       expect(meter.stats()).toMatchObject({ failed: 1, charged: 0 });
+    });
+  });
+
+  it("the client's helpers that make these calls are charged: chat.completions.stream and parse, responses.stream and parse", async () => {
+    const acct = await account(s.mock);
+    const meter = meterFor(s.billing, 'debit');
+    const openai = meter.openai(client(), { account_ref_id: acct });
+    const chat = openai.chat.completions.stream(ask);
+    let chunks = 0;
+    chat.on('chunk', (chunk) => {
+      chunks++;
+      expect(chunk.choices[0]).toBeDefined(); // the usage chunk the meter asked for stays hidden
+    });
+    expect(await chat.finalContent()).toBe('w0 w1 w2 w3 w4 w5 ');
+    expect(chunks).toBe(8);
+    const parsed = await openai.chat.completions.parse(ask);
+    expect(parsed.choices[0]?.message.content).toBe('w0 w1 w2 w3 w4 w5 ');
+    expect(parsed._request_id).toBe('req_2');
+    const streamed = openai.responses.stream({ model: 'gpt-fake', input: 'Hi' });
+    expect((await streamed.finalResponse()).output_text).toBe('w0 w1 w2 w3 w4 w5 ');
+    const response = await openai.responses.parse({ model: 'gpt-fake', input: 'Hi' });
+    expect(response.output_text).toBe('w0 w1 w2 w3 w4 w5 ');
+    const c = charged(s.mock, acct);
+    expect(c.total).toBe(4 * DEFAULT_COST);
+    expect(new Set(c.keys).size).toBe(4);
+  });
+
+  it('chat.completions.stream aborted mid-way: the text delivered is charged, flagged', async () => {
+    const acct = await account(s.mock);
+    const meter = meterFor(s.billing, 'debit');
+    const openai = meter.openai(client(), { account_ref_id: acct });
+    s.provider.slow(5);
+    const chat = openai.chat.completions.stream(ask);
+    let text = '';
+    chat.on('content', (delta) => {
+      text += delta;
+      if (text.length >= 6) chat.abort();
+    });
+    await expect(chat.done()).rejects.toThrow(/abort/i);
+    await until(() => meter.stats().charged === 1);
+    expect(text).toBe('w0 w1 ');
+    // 4 input tokens estimated (2) + 'w0 w1 ' 2 tokens (4).
+    expect(charged(s.mock, acct)).toMatchObject({
+      total: 6,
+      metadata: [expect.objectContaining({ estimated: true })],
     });
   });
 
