@@ -153,7 +153,7 @@ export class Charge {
       // A price that fails here fails the charge too, which reports it: never the caller's stream.
       return;
     }
-    spendSoFar(route, this.#taken, cost);
+    spendSoFar(route, this, this.#taken, cost);
   }
 
   /**
@@ -176,7 +176,7 @@ export class Charge {
     const route = this.#options.hold;
     let cost = anyTokens(usage) ? this.#costOf(usage) : 0;
     if (estimated) cost = Math.min(cost, this.#ceiling());
-    if (route) cost = spendFrom(route, this.#taken, cost);
+    if (route) cost = spendFrom(route, this, this.#taken, cost);
     const mode = route ? 'gate' : core.mode;
     core.publish({
       provider: this.info.provider,

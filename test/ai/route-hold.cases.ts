@@ -43,3 +43,23 @@ describe('calls charged against a route hold', () => {
     expect(charged(s.mock, acct).total).toBe(0); // the gate settles the route's hold, not the meter
   });
 });
+
+describe('concurrent calls on one route hold', () => {
+  it('the running total counts every stream under way, not the last one heard', async () => {
+    const acct = await account(s.mock);
+    const hold = routeHold(100);
+    const meter = meterFor(s.billing, 'debit', { maxQuantity: 40 });
+    const client = meter.openai(openai(), { account_ref_id: acct, hold });
+    const a = (await client.chat.completions.create(ask))[Symbol.asyncIterator]();
+    const b = (await client.chat.completions.create(ask))[Symbol.asyncIterator]();
+    // The role chunk, 'w0 ', 'w1 ' of each: 4 input tokens estimated (2) and 2 output tokens (4).
+    for (let i = 0; i < 3; i++) {
+      await a.next();
+      await b.next();
+    }
+    expect(hold.told[0]).toBe(12);
+    await a.return?.();
+    await b.return?.();
+    expect(hold.told[0]).toBe(12);
+  });
+});
