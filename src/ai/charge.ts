@@ -176,7 +176,8 @@ export class Charge {
     const route = this.#options.hold;
     let cost = anyTokens(usage) ? this.#costOf(usage) : 0;
     if (estimated) cost = Math.min(cost, this.#ceiling());
-    if (route) cost = spendFrom(route, this, this.#taken, cost);
+    // Under a route: what its hold has left covers the call; the rest (its input was estimated low) is debited apart.
+    const covered = route ? spendFrom(route, this, this.#taken, cost) : cost;
     const mode = route ? 'gate' : core.mode;
     core.publish({
       provider: this.info.provider,
@@ -199,24 +200,30 @@ export class Charge {
     counts.tokens.input += usage.input;
     counts.tokens.output += usage.output;
     if (estimated) counts.estimated++;
-    if (route) return;
     const event = this.#event(cost, usage, estimated);
-    if (mode === 'track') await core.track(event);
+    if (route) {
+      if (covered < cost) await this.#over(event, cost - covered, `the ${covered} its route's hold had left`);
+    } else if (mode === 'track') await core.track(event);
     else if (!hold) this.#refusal(await core.options.billing.usage.debit(event), cost);
     else if (cost <= hold.quantity) this.#refusal(await hold.settle(cost), cost);
     else {
       // The input was estimated low: the hold is settled whole and the rest charged apart, once.
-      const rest = { ...event, quantity: cost - hold.quantity, event_key: `${event.event_key}_over` };
       this.#refusal(await hold.settle(hold.quantity), hold.quantity);
-      this.#refusal(await core.options.billing.usage.debit(rest), rest.quantity);
-      this.#tell(
-        new BillingError(
-          `ai: the call cost ${cost}, more than the ${hold.quantity} held (its input was estimated low): the hold was settled and ${rest.quantity} debited under ${rest.event_key}`,
-        ),
-        'overrun',
-        cost,
-      );
+      await this.#over(event, cost - hold.quantity, `the ${hold.quantity} held: the hold was settled`);
     }
+  }
+
+  /** Debits `rest` of a call's cost that its hold did not cover, under the call's derived key, once; told to `onError`. */
+  async #over(event: UsageWriteParams, rest: number, held: string): Promise<void> {
+    const over = { ...event, quantity: rest, event_key: `${event.event_key}_over` };
+    this.#refusal(await this.#core.options.billing.usage.debit(over), rest);
+    this.#tell(
+      new BillingError(
+        `ai: the call cost ${event.quantity}, more than ${held} (its input was estimated low): ${rest} debited under ${over.event_key}`,
+      ),
+      'overrun',
+      event.quantity,
+    );
   }
 
   /** The usage event or debit of a charge: the model and token counts as metadata, never the text. */

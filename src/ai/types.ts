@@ -76,8 +76,8 @@ export interface AIErrorContext {
   /**
    * `charge`: the charge failed or was refused (a debit or settle the service refused, a track the
    * spool refused): the call's result was the user's already, the tokens are unpaid. `overrun`: the
-   * call cost more than its hold (its input was estimated low): the hold was settled whole and the
-   * rest charged under `${event_key}_over`. `dead-letter`: the service refused the usage event
+   * call cost more than its hold (its input was estimated low), or than a gated route's hold had
+   * left: the hold was settled whole and the rest debited under `${event_key}_over`. `dead-letter`: the service refused the usage event
    * (a prepaid-credits meter takes `'debit'` or `'hold'`, not `'track'`).
    */
   kind: 'charge' | 'overrun' | 'dead-letter';

@@ -63,3 +63,19 @@ describe('concurrent calls on one route hold', () => {
     expect(hold.told[0]).toBe(12);
   });
 });
+
+describe('a call costing more than its route hold has left', () => {
+  it('the rest is debited under a derived key, once, and told to onError', async () => {
+    const acct = await account(s.mock);
+    const hold = routeHold(10);
+    const errors: unknown[] = [];
+    const meter = meterFor(s.billing, 'debit', { onError: (_, context) => errors.push(context) });
+    const client = meter.openai(openai(), { account_ref_id: acct, hold, event_key: 'req-9' });
+    // Bound: 4 output tokens (8) + 'user', 'Hello there' estimated 4 tokens (2) = 10, all the hold has.
+    // Used: 12 input tokens (6) + 4 output tokens (8) = 14.
+    await client.chat.completions.create({ ...ask, stream: false, max_completion_tokens: 4 });
+    expect(hold.told[0]).toBe(10);
+    expect(charged(s.mock, acct)).toMatchObject({ total: 4, keys: ['req-9_over'] });
+    expect(errors).toEqual([expect.objectContaining({ kind: 'overrun', event_key: 'req-9', quantity: 14 })]);
+  });
+});
