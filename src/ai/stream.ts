@@ -13,7 +13,15 @@ export interface Watcher<T> {
   readonly chars: number;
   /** The usage the provider reported so far (all of it once the stream completed), if any. */
   usage(): AIUsage | undefined;
+  /**
+   * Whether all that is left of the stream is the usage report the meter asked for (and hides):
+   * a caller leaving now is charged that report, read on its behalf, not an estimate.
+   */
+  due?(): boolean;
 }
+
+/** The most items read on a leaving caller's behalf for a usage report that is due. */
+const DUE_READS = 4;
 
 /** An abort of the caller's, as the provider libraries and the platform name it. */
 export const isAbort = (error: unknown): boolean => {
@@ -103,6 +111,16 @@ export function meterIterator<T>(
       return read();
     },
     async return(value?: unknown): Promise<IteratorResult<T>> {
+      // The caller left at its answer's end (`finish_reason`): the report follows at once.
+      try {
+        for (let i = 0; i < DUE_READS && !over && watcher.due?.(); i++) {
+          const r = await source.next();
+          if (r.done) break;
+          watcher.see(r.value);
+        }
+      } catch {
+        // The stream failed after the answer: charged as it stands.
+      }
       const charged = end('cancelled');
       try {
         await source.return?.();

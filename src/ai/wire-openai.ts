@@ -46,6 +46,9 @@ export class ChatWatcher implements Watcher<unknown> {
   chars = 0;
   #usage: AIUsage | undefined;
   readonly #hideUsage: boolean;
+  /** The choices seen, and those of them finished (`finish_reason`). */
+  readonly #choices = new Set<unknown>();
+  readonly #finished = new Set<unknown>();
 
   constructor(hideUsage: boolean) {
     this.#hideUsage = hideUsage;
@@ -58,6 +61,9 @@ export class ChatWatcher implements Watcher<unknown> {
     const choices = chunk?.choices;
     if (!Array.isArray(choices)) return true;
     for (const choice of choices) {
+      const index = obj(choice)?.index;
+      this.#choices.add(index);
+      if (obj(choice)?.finish_reason) this.#finished.add(index);
       const delta = obj(obj(choice)?.delta);
       if (!delta) continue;
       this.chars += len(delta.content) + len(delta.refusal) + len(delta.reasoning_content);
@@ -69,6 +75,12 @@ export class ChatWatcher implements Watcher<unknown> {
 
   usage(): AIUsage | undefined {
     return this.#usage;
+  }
+
+  due(): boolean {
+    return (
+      this.#hideUsage && !this.#usage && this.#choices.size > 0 && this.#finished.size === this.#choices.size
+    );
   }
 }
 
