@@ -57,6 +57,7 @@ export function chargeStream<T>(charge: Charge, watcher: Watcher<T>, how: CallEn
 /** The caller's iterator, and how to end it from outside (an abort seen on the request's signal). */
 export interface MeteredIterator<T> extends AsyncIterableIterator<T> {
   return(value?: unknown): Promise<IteratorResult<T>>;
+  throw(error?: unknown): Promise<IteratorResult<T>>;
   end(how: CallEnd): Promise<void>;
   /** Whether a `next()` is under way: its answer will end the call, an abort seen meanwhile need not. */
   readonly reading: boolean;
@@ -128,6 +129,11 @@ export function meterIterator<T>(
         await charged;
       }
       return { done: true, value: value as T };
+    },
+    // As the clients' own iterators (async generators) do: the stream is left, the error thrown back.
+    async throw(error?: unknown): Promise<IteratorResult<T>> {
+      await this.return();
+      throw error;
     },
     [Symbol.asyncIterator]() {
       return this;

@@ -44,6 +44,20 @@ describe('a stream cancelled or cut is charged what it delivered', () => {
     expect(c.metadata[0]).not.toHaveProperty('estimated');
   });
 
+  it("throw() on the stream's iterator, as on the client's own: rejects with the error, the call charged", async () => {
+    const acct = await account(s.mock);
+    const meter = meterFor(s.billing, 'debit');
+    const openai = meter.openai(openaiClient(), { account_ref_id: acct });
+    const it = (await openai.chat.completions.create(ask))[Symbol.asyncIterator]();
+    await it.next();
+    await it.next(); // 'w0 '
+    const stop = new Error('consumer stopped');
+    await expect(it.throw?.(stop)).rejects.toBe(stop);
+    expect(await it.next()).toMatchObject({ done: true });
+    // 4 input tokens estimated (2) + 'w0 ' 1 token (2).
+    expect(charged(s.mock, acct).total).toBe(4);
+  });
+
   it('an AbortSignal aborted mid-stream: charged the estimate, never 0 with text delivered', async () => {
     const acct = await account(s.mock);
     const meter = meterFor(s.billing, 'hold');
