@@ -4,6 +4,7 @@ import {
   InvalidRequestError,
   SettleRefusedError,
 } from '../core/errors/index.js';
+import { keepHold } from '../credits/keep.js';
 import type { CreditHold } from '../credits/types.js';
 import type { UsageWriteParams } from '../resources/usage.js';
 import type { DebitResult } from '../schemas/usage.js';
@@ -65,6 +66,10 @@ export class Charge {
   /** What this call took of a gated route's hold. */
   #taken = 0;
   #done: Promise<void> | undefined;
+  /** Stops the keeping of the call's hold (aborted when the call is charged). */
+  #keeping: AbortController | undefined;
+  /** Whether the call is still under way at a beat of its hold's keeper (a stream says, see {@link keepWhile}). */
+  #alive: () => boolean = () => true;
   /** Gives the call's key back to its wrap (nothing was charged under it); once at most. */
   #unused: (() => void) | undefined;
 
@@ -132,10 +137,21 @@ export class Charge {
         if ('available' in r) this.#refused(bound, r.available);
         this.#hold = r.hold;
         this.#core.counts.calls++;
+        // A call may outlive its hold's ttl (a long stream, a slow model): kept while it runs.
+        this.#keeping = new AbortController();
+        void keepHold(r.hold, this.#keeping.signal, () => this.#alive());
       });
     }
     this.#core.counts.calls++;
     return undefined;
+  }
+
+  /**
+   * How a streamed call says it is still under way (read, or being read): its hold is kept while
+   * it is, and left to its ttl once nobody reads the stream (a stream dropped unread ends nowhere).
+   */
+  keepWhile(alive: () => boolean): void {
+    this.#alive = alive;
   }
 
   /**
@@ -172,6 +188,7 @@ export class Charge {
   }
 
   async #charge(usage: AIUsage, ended: CallEnd, estimated: boolean): Promise<void> {
+    this.#keeping?.abort();
     const core = this.#core;
     const route = this.#options.hold;
     let cost = anyTokens(usage) ? this.#costOf(usage) : 0;

@@ -81,6 +81,14 @@ export function meterIterator<T>(
     return over;
   };
   let reading = false;
+  // Items read since the hold's keeper last asked: a stream nobody reads lets its hold go.
+  let items = 0;
+  let heard = -1;
+  charge.keepWhile(() => {
+    const moved = reading || items !== heard;
+    heard = items;
+    return moved;
+  });
   const done = { done: true, value: undefined } as IteratorResult<T>;
   // A promise chain, not an async function: one promise per item on the caller's path.
   const failed = async (error: unknown): Promise<IteratorResult<T>> => {
@@ -95,6 +103,7 @@ export function meterIterator<T>(
   };
   const got = (r: IteratorResult<T>): IteratorResult<T> | Promise<IteratorResult<T>> => {
     reading = false;
+    items++;
     // A client whose request the caller aborted may end the stream quietly.
     if (r.done) return end(aborted() ? 'cancelled' : 'completed').then(() => r);
     if (!watcher.see(r.value)) return read();

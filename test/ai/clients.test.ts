@@ -5,3 +5,4 @@ import './streams.cases.js';
 import './anthropic.cases.js';
 import './meter.cases.js';
 import './route-hold.cases.js';
+import './hold-kept.cases.js';
