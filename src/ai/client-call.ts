@@ -28,6 +28,8 @@ export interface WireFormat {
   usage(data: unknown): AIUsage | undefined;
   /** A reader of a streamed answer. */
   watcher(): Watcher<unknown>;
+  /** The data of the event that ends a stream on the wire, if any (chat's `[DONE]`). */
+  done?: string | undefined;
 }
 
 /**
@@ -35,7 +37,8 @@ export interface WireFormat {
  * provider is never called), and charges the answer: a whole one before the caller has it, a stream
  * once it is done with (see {@link meterStream}). A provider error (after the client's own retries)
  * charges nothing and frees the hold. What the caller gets keeps the client's surface: a promise of
- * the data with `withResponse()` and `asResponse()`.
+ * the data with `withResponse()`, `asResponse()` (a response rebuilt from the metered data) and
+ * `_thenUnwrap()` (the clients' own helpers build on it).
  */
 export function meterClientCall(
   charge: Charge,
@@ -83,12 +86,49 @@ export function meterClientCall(
     const own = (await called?.withResponse?.()) ?? { response: undefined };
     return { ...own, data: await data };
   };
+  // The client's own would hand over the raw body the meter reads to charge the call (a stream's,
+  // unread: the answer given away, uncharged). This one is rebuilt from the metered answer instead.
   promise.asResponse = async () => {
-    if (ready) await ready;
-    call().catch(() => {});
-    return called?.asResponse?.();
+    const { data: answer, response } = await promise.withResponse();
+    // Duck-typed: a client given its own `fetch` answers with that fetch's Response.
+    const raw = response as { headers?: HeadersInit; status?: number; statusText?: string } | undefined;
+    const headers = new Headers(raw?.headers);
+    headers.delete('content-length');
+    headers.delete('content-encoding');
+    const init = { status: raw?.status ?? 200, statusText: raw?.statusText ?? '', headers };
+    if (!streamed) return new Response(JSON.stringify(answer), init);
+    return new Response(sseBody(answer as ClientStream, wire.done), init);
   };
   return promise;
+}
+
+/**
+ * A metered stream as the server-sent events it came as: each item's `data` (and its `event`, the
+ * item's `type`, as OpenAI's Responses and Anthropic name theirs), then `done` (chat's `[DONE]`).
+ * Cancelling the body leaves the stream, charged as a `break` is.
+ */
+function sseBody(stream: ClientStream, done: string | undefined): ReadableStream<Uint8Array> {
+  const it = stream[Symbol.asyncIterator]();
+  const encoder = new TextEncoder();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const r = await it.next();
+        if (r.done) {
+          if (done !== undefined) controller.enqueue(encoder.encode(`data: ${done}\n\n`));
+          controller.close();
+          return;
+        }
+        const type = (r.value as { type?: unknown } | null)?.type;
+        const event = typeof type === 'string' ? `event: ${type}\n` : '';
+        controller.enqueue(encoder.encode(`${event}data: ${JSON.stringify(r.value)}\n\n`));
+      },
+      async cancel() {
+        await it.return?.();
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /**

@@ -29,7 +29,7 @@ function chatCreate(create: Create, self: unknown, calls: Calls): Create {
     return meterClientCall(
       charge,
       streamed,
-      { usage: chatUsage, watcher: () => new ChatWatcher(hideUsage) },
+      { usage: chatUsage, watcher: () => new ChatWatcher(hideUsage), done: '[DONE]' },
       () => create.call(self, sent, options),
     );
   };

@@ -174,6 +174,23 @@ describe('meter.openai', () => {
     expect(s.provider.count()).toBe(0);
   });
 
+  it('asResponse(): a readable body of the metered answer, whole or streamed, each charged', async () => {
+    const acct = await account(s.mock);
+    const openai = meterFor(s.billing, 'debit').openai(client(), { account_ref_id: acct });
+    const whole = await openai.chat.completions.create(ask).asResponse();
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('x-request-id')).toBe('req_1');
+    expect(await whole.json()).toMatchObject({ choices: [{ message: { content: 'w0 w1 w2 w3 w4 w5 ' } }] });
+    const streamed = await openai.chat.completions.create({ ...ask, stream: true }).asResponse();
+    const sse = await streamed.text();
+    const chunks = sse.split('\n\n').filter(Boolean);
+    expect(chunks).toHaveLength(9); // 8 chunks and [DONE]; the usage chunk the meter asked for hidden
+    expect(chunks.at(-1)).toBe('data: [DONE]');
+    expect(sse).not.toMatch(/"choices":\[\]/);
+    await until(() => charged(s.mock, acct).total === 2 * DEFAULT_COST);
+    expect(charged(s.mock, acct).keys).toHaveLength(2);
+  });
+
   it('keeps the rest of the client untouched, and withResponse()', async () => {
     const acct = await account(s.mock);
     const raw = client();
