@@ -142,6 +142,26 @@ describe('createAIMeter', () => {
     expect(meter.stats().errors).toBe(1);
   });
 
+  it('an onError that throws or rejects changes nothing for the caller', async () => {
+    const acct = await account(s.mock, 5);
+    let told = 0;
+    for (const onError of [
+      () => {
+        told++;
+        throw new Error('reporter down');
+      },
+      async () => {
+        told++;
+        throw new Error('reporter down');
+      },
+    ]) {
+      const meter = meterFor(s.billing, 'debit', { onError });
+      const answer = await meter.openai(openai(), { account_ref_id: acct }).chat.completions.create(ask);
+      expect(answer.choices).toHaveLength(1);
+    }
+    expect(told).toBe(2);
+  });
+
   it("'track' on a prepaid-credits meter: the service's refusal is told to onError", async () => {
     const acct = await account(s.mock);
     const errors: string[] = [];
