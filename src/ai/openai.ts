@@ -1,3 +1,4 @@
+import { InvalidRequestError } from '../core/errors/index.js';
 import type { Calls } from './charge.js';
 import { meterClientCall } from './client-call.js';
 import { estimateInput } from './price.js';
@@ -39,6 +40,18 @@ function chatCreate(create: Create, self: unknown, calls: Calls): Create {
 function responsesCreate(create: Create, self: unknown, calls: Calls): Create {
   return (body, options) => {
     if (!isBody(body)) return create.call(self, body, options);
+    // Answered at once, queued: its usage comes with a later retrieve the meter never sees.
+    if (body.background === true) {
+      return Promise.reject(
+        new InvalidRequestError('responses.create', [
+          {
+            field: 'background',
+            message:
+              'cannot be metered (the response is answered queued, its usage known only later): make the call in the foreground, streamed or not',
+          },
+        ]),
+      );
+    }
     const streamed = body.stream === true;
     const charge = calls.start(
       'openai',

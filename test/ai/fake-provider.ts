@@ -101,6 +101,9 @@ export async function startFakeProvider(initial: FakeProviderOptions = {}): Prom
       return;
     }
     if (body.stream !== true) {
+      // A background response answers at once, queued: its output and usage come later.
+      if (path === '/v1/responses' && body.background === true)
+        whole = { ...(whole as object), status: 'queued', output: [], usage: null };
       res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': `req_${bodies.length}` });
       res.end(JSON.stringify(whole));
       return;

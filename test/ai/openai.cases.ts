@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { InsufficientCreditsError } from '../../src/ai/index.js';
+import { InvalidRequestError } from '../../src/index.js';
 import { until } from '../helpers.js';
 import { account, CREDITS, charged, DEFAULT_COST, MODES, meterFor, useServices } from './support.js';
 
@@ -134,6 +135,17 @@ describe('meter.openai', () => {
       total: 6,
       metadata: [expect.objectContaining({ estimated: true })],
     });
+  });
+
+  it('a background response (its usage comes later, unseen): refused before anything is sent', async () => {
+    const acct = await account(s.mock);
+    const openai = meterFor(s.billing, 'debit').openai(client(), { account_ref_id: acct });
+    const error = await openai.responses
+      .create({ model: 'gpt-fake', input: 'Hi', background: true })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect((error as InvalidRequestError).issues[0]?.field).toBe('background');
+    expect(s.provider.count()).toBe(0);
   });
 
   it('the caller who asked for the usage chunk gets it', async () => {
