@@ -2,7 +2,7 @@ import type { Calls } from './charge.js';
 import { meterClientCall } from './client-call.js';
 import { estimateInput } from './price.js';
 import { wrapObject } from './proxy.js';
-import { MessagesWatcher, messageUsage } from './wire-anthropic.js';
+import { MessagesWatcher, messageChars, messageUsage } from './wire-anthropic.js';
 
 type Body = Record<string, unknown>;
 type Create = (body: Body, options?: unknown) => PromiseLike<unknown>;
@@ -34,7 +34,7 @@ export function wrapAnthropic<C extends object>(client: C, calls: Calls): C {
             return meterClientCall(
               charge,
               streamed,
-              { usage: messageUsage, watcher: () => new MessagesWatcher() },
+              { usage: messageUsage, chars: messageChars, watcher: () => new MessagesWatcher() },
               () => (create as Create).call(messages, body, options),
             );
           },

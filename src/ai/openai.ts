@@ -3,7 +3,14 @@ import type { Calls } from './charge.js';
 import { meterClientCall } from './client-call.js';
 import { estimateInput } from './price.js';
 import { wrapObject } from './proxy.js';
-import { ChatWatcher, chatUsage, ResponsesWatcher, responsesUsage } from './wire-openai.js';
+import {
+  ChatWatcher,
+  chatChars,
+  chatUsage,
+  ResponsesWatcher,
+  responsesChars,
+  responsesUsage,
+} from './wire-openai.js';
 
 type Body = Record<string, unknown>;
 type Create = (body: Body, options?: unknown) => PromiseLike<unknown>;
@@ -30,7 +37,7 @@ function chatCreate(create: Create, self: unknown, calls: Calls): Create {
     return meterClientCall(
       charge,
       streamed,
-      { usage: chatUsage, watcher: () => new ChatWatcher(hideUsage), done: '[DONE]' },
+      { usage: chatUsage, chars: chatChars, watcher: () => new ChatWatcher(hideUsage), done: '[DONE]' },
       () => create.call(self, sent, options),
     );
   };
@@ -64,7 +71,7 @@ function responsesCreate(create: Create, self: unknown, calls: Calls): Create {
     return meterClientCall(
       charge,
       streamed,
-      { usage: responsesUsage, watcher: () => new ResponsesWatcher() },
+      { usage: responsesUsage, chars: responsesChars, watcher: () => new ResponsesWatcher() },
       () => create.call(self, body, options),
     );
   };

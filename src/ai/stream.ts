@@ -54,6 +54,14 @@ export function chargeStream<T>(charge: Charge, watcher: Watcher<T>, how: CallEn
   );
 }
 
+/**
+ * Charges a whole (not streamed) answer: what the provider reported, else an estimate from the
+ * prompt and the `chars` of output it answered (flagged), as a stream that completed unreported is.
+ */
+export function chargeWhole(charge: Charge, reported: AIUsage | undefined, chars: number): Promise<void> {
+  return chargeStream(charge, { chars, usage: () => reported, see: () => true }, 'completed');
+}
+
 /** The caller's iterator, and how to end it from outside (an abort seen on the request's signal). */
 export interface MeteredIterator<T> extends AsyncIterableIterator<T> {
   return(value?: unknown): Promise<IteratorResult<T>>;

@@ -37,6 +37,33 @@ export function responsesUsage(usage: unknown): AIUsage | undefined {
 /** The length of a string, 0 for anything else. */
 const len = (v: unknown): number => (typeof v === 'string' ? v.length : 0);
 
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** The characters of output of a whole chat completion (for an estimate when it reports no usage). */
+export function chatChars(data: unknown): number {
+  let chars = 0;
+  for (const choice of list(obj(data)?.choices)) {
+    const m = obj(obj(choice)?.message);
+    chars += len(m?.content) + len(m?.refusal) + len(m?.reasoning_content);
+    for (const c of list(m?.tool_calls)) chars += len(obj(obj(c)?.function)?.arguments);
+  }
+  return chars;
+}
+
+/** The characters of output of a whole response (Responses API). */
+export function responsesChars(data: unknown): number {
+  let chars = 0;
+  for (const item of list(obj(data)?.output)) {
+    const i = obj(item);
+    chars += len(i?.arguments) + len(i?.input);
+    for (const part of [...list(i?.content), ...list(i?.summary)]) {
+      const p = obj(part);
+      chars += len(p?.text) + len(p?.refusal);
+    }
+  }
+  return chars;
+}
+
 /**
  * A chat completion stream: text, refusal, reasoning and tool-call arguments counted; the usage
  * from the chunk that carries it. With `hideUsage` (the meter asked for it, not the caller), the

@@ -113,6 +113,23 @@ describe('meter.model (AI SDK)', () => {
   });
 });
 
+describe('meter.model: a model that reports no usage', () => {
+  it('generateText: the prompt and the answer estimated, flagged, never 0', async () => {
+    const acct = await account(s.mock);
+    s.provider.set({ noUsage: true });
+    const meter = meterFor(s.billing, 'debit');
+    const { text } = await generateText({
+      model: meter.model(model(), { account_ref_id: acct }),
+      prompt: 'Hi',
+      maxRetries: 0,
+    });
+    expect(text).toBe('w0 w1 w2 w3 w4 w5 ');
+    const c = charged(s.mock, acct);
+    expect(c.total).toBeGreaterThan(10);
+    expect(c.metadata[0]).toMatchObject({ estimated: true, output_tokens: 5 });
+  });
+});
+
 describe('meter.model: the AI SDK retrying a call', () => {
   it('a call retried after a 500 keeps its key: the retried request is charged once', async () => {
     const acct = await account(s.mock);

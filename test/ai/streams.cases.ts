@@ -164,3 +164,28 @@ describe('a stream cancelled or cut is charged what it delivered', () => {
     expect(charged(s.mock, acct).metadata[0]).not.toHaveProperty('estimated');
   });
 });
+
+describe('a whole answer without a usage report is charged an estimate, never 0', () => {
+  it('chat, responses and messages: the prompt and the answer estimated, flagged', async () => {
+    const acct = await account(s.mock);
+    s.provider.set({ noUsage: true });
+    const meter = meterFor(s.billing, 'debit');
+    const openai = meter.openai(openaiClient(), { account_ref_id: acct });
+    const chat = await openai.chat.completions.create({ ...ask, stream: false });
+    expect(chat.usage).toBeUndefined();
+    // 4 input tokens estimated (2) + 'w0 w1 w2 w3 w4 w5 ' 18 characters, 5 tokens (10).
+    expect(charged(s.mock, acct).total).toBe(12);
+    await openai.responses.create({ model: 'gpt-fake', input: 'Hi' });
+    const claude = meter.anthropic(anthropicClient(), { account_ref_id: acct });
+    await claude.messages.create({
+      model: 'claude-fake',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
+    const c = charged(s.mock, acct);
+    expect(c.keys).toHaveLength(3);
+    expect(c.total).toBe(12 + 11 + 11); // 'Hi' (and 'user'): 1 or 2 input tokens, 0.5 or 1, rounded up
+    for (const m of c.metadata) expect(m).toMatchObject({ estimated: true, output_tokens: 5 });
+    expect(meter.stats()).toMatchObject({ estimated: 3 });
+  });
+});
