@@ -8,38 +8,53 @@ type Body = Record<string, unknown>;
 type Create = (body: Body, options?: unknown) => PromiseLike<unknown>;
 
 /**
- * An `@anthropic-ai/sdk` client with the same surface whose `messages.create` (streamed or not) is
- * metered, and so `messages.stream`, which the client builds on `this.create`; every other property
- * is the client's own.
+ * A messages resource (`messages`, `beta.messages`) whose `create` is metered; run with the proxy
+ * as `this`, its helpers (`stream`, `parse`) reach the metered `create`, and those that use the
+ * client (`toolRunner`) the metered client.
+ */
+function wrapMessages(messages: object, calls: Calls, client: () => unknown): unknown {
+  return wrapObject(
+    messages,
+    {
+      create: (create) => (body: Body, options?: unknown) => {
+        if (body === null || typeof body !== 'object')
+          return (create as Create).call(messages, body, options);
+        const streamed = body.stream === true;
+        const max = body.max_tokens;
+        const charge = calls.start(
+          'anthropic',
+          'messages.create',
+          String(body.model),
+          streamed,
+          typeof max === 'number' && max > 0 ? max : undefined,
+          () => estimateInput([body.messages, body.system, body.tools]),
+        );
+        return meterClientCall(
+          charge,
+          streamed,
+          { usage: messageUsage, chars: messageChars, watcher: () => new MessagesWatcher() },
+          () => (create as Create).call(messages, body, options),
+        );
+      },
+      _client: client,
+    },
+    true,
+  );
+}
+
+/**
+ * An `@anthropic-ai/sdk` client with the same surface whose `messages.create` and
+ * `beta.messages.create` (streamed or not) are metered, and so the helpers built on them
+ * (`messages.stream`, `parse`, `beta.messages.stream`, `toolRunner`); every other property is the
+ * client's own.
  */
 export function wrapAnthropic<C extends object>(client: C, calls: Calls): C {
-  return wrapObject(client, {
-    messages: (messages) =>
-      wrapObject(
-        messages as object,
-        {
-          create: (create) => (body: Body, options?: unknown) => {
-            if (body === null || typeof body !== 'object')
-              return (create as Create).call(messages, body, options);
-            const streamed = body.stream === true;
-            const max = body.max_tokens;
-            const charge = calls.start(
-              'anthropic',
-              'messages.create',
-              String(body.model),
-              streamed,
-              typeof max === 'number' && max > 0 ? max : undefined,
-              () => estimateInput([body.messages, body.system, body.tools]),
-            );
-            return meterClientCall(
-              charge,
-              streamed,
-              { usage: messageUsage, chars: messageChars, watcher: () => new MessagesWatcher() },
-              () => (create as Create).call(messages, body, options),
-            );
-          },
-        },
-        true,
-      ),
+  const metered: C = wrapObject(client, {
+    messages: (messages) => wrapMessages(messages as object, calls, () => metered),
+    beta: (beta) =>
+      wrapObject(beta as object, {
+        messages: (messages) => wrapMessages(messages as object, calls, () => metered),
+      }),
   });
+  return metered;
 }

@@ -210,7 +210,8 @@ export interface AIMeter {
   openai<C extends object>(client: C, options: AICallOptions): C;
   /**
    * An `@anthropic-ai/sdk` client with the same API, whose `messages.create` (streamed or not) and
-   * `messages.stream` are charged; everything else passes through untouched.
+   * `messages.stream` are charged, and so `beta.messages` (`create`, `stream`, the helpers built on
+   * them); everything else passes through untouched.
    */
   anthropic<C extends object>(client: C, options: AICallOptions): C;
   /** Counts since the meter was made. */

@@ -90,3 +90,17 @@ describe('meter.anthropic: a client that throws before sending', () => {
     expect(s.mock.store.balance(acct, CREDITS.product_code, CREDITS.meter_code)).toBe(250 - DEFAULT_COST);
   });
 });
+
+describe('meter.anthropic: the beta messages', () => {
+  it('beta.messages.create and beta.messages.stream are charged as messages are', async () => {
+    const acct = await account(s.mock);
+    const meter = meterFor(s.billing, 'debit');
+    const claude = meter.anthropic(client(), { account_ref_id: acct });
+    const message = await claude.beta.messages.create(ask);
+    expect(message.content[0]).toMatchObject({ type: 'text', text: 'w0 w1 w2 w3 w4 w5 ' });
+    expect(await claude.beta.messages.stream(ask).finalText()).toBe('w0 w1 w2 w3 w4 w5 ');
+    const c = charged(s.mock, acct);
+    expect(c.total).toBe(2 * DEFAULT_COST);
+    expect(new Set(c.keys).size).toBe(2);
+  });
+});
