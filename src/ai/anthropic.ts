@@ -9,10 +9,9 @@ type Create = (body: Body, options?: unknown) => PromiseLike<unknown>;
 
 /**
  * A messages resource (`messages`, `beta.messages`) whose `create` is metered; run with the proxy
- * as `this`, its helpers (`stream`, `parse`) reach the metered `create`, and those that use the
- * client (`toolRunner`) the metered client.
+ * as `this`, its helpers (`stream`, `parse`) reach the metered `create`.
  */
-function wrapMessages(messages: object, calls: Calls, client: () => unknown): unknown {
+function wrapMessages(messages: object, calls: Calls): unknown {
   return wrapObject(
     messages,
     {
@@ -36,7 +35,6 @@ function wrapMessages(messages: object, calls: Calls, client: () => unknown): un
           () => (create as Create).call(messages, body, options),
         );
       },
-      _client: client,
     },
     true,
   );
@@ -44,17 +42,15 @@ function wrapMessages(messages: object, calls: Calls, client: () => unknown): un
 
 /**
  * An `@anthropic-ai/sdk` client with the same surface whose `messages.create` and
- * `beta.messages.create` (streamed or not) are metered, and so the helpers built on them
- * (`messages.stream`, `parse`, `beta.messages.stream`, `toolRunner`); every other property is the
- * client's own.
+ * `beta.messages.create` (streamed or not) are metered, and so the helpers that call `this.create`
+ * (`messages.stream`, `parse`, `beta.messages.stream`); every other property is the client's own.
  */
 export function wrapAnthropic<C extends object>(client: C, calls: Calls): C {
-  const metered: C = wrapObject(client, {
-    messages: (messages) => wrapMessages(messages as object, calls, () => metered),
+  return wrapObject(client, {
+    messages: (messages) => wrapMessages(messages as object, calls),
     beta: (beta) =>
       wrapObject(beta as object, {
-        messages: (messages) => wrapMessages(messages as object, calls, () => metered),
+        messages: (messages) => wrapMessages(messages as object, calls),
       }),
   });
-  return metered;
 }

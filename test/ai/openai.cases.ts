@@ -92,7 +92,7 @@ describe('meter.openai', () => {
     });
   });
 
-  it("the client's helpers that make these calls are charged: chat.completions.stream and parse, responses.stream and parse", async () => {
+  it("the client's helpers that make these calls are charged: chat.completions.stream, parse and runTools, responses.stream and parse", async () => {
     const acct = await account(s.mock);
     const meter = meterFor(s.billing, 'debit');
     const openai = meter.openai(client(), { account_ref_id: acct });
@@ -111,9 +111,26 @@ describe('meter.openai', () => {
     expect((await streamed.finalResponse()).output_text).toBe('w0 w1 w2 w3 w4 w5 ');
     const response = await openai.responses.parse({ model: 'gpt-fake', input: 'Hi' });
     expect(response.output_text).toBe('w0 w1 w2 w3 w4 w5 ');
+    // A tool loop of two calls: the tool's call, then the answer.
+    const runner = openai.chat.completions.runTools({
+      ...ask,
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'weather',
+            description: 'The weather of a city',
+            parameters: { type: 'object', properties: { city: { type: 'string' } } },
+            function: (args: { city: string }) => `Sunny in ${args.city}`,
+            parse: (input: string) => JSON.parse(input) as { city: string },
+          },
+        },
+      ],
+    });
+    expect(await runner.finalContent()).toBe('w0 w1 w2 w3 w4 w5 ');
     const c = charged(s.mock, acct);
-    expect(c.total).toBe(4 * DEFAULT_COST);
-    expect(new Set(c.keys).size).toBe(4);
+    expect(c.total).toBe(6 * DEFAULT_COST);
+    expect(new Set(c.keys).size).toBe(6);
   });
 
   it('chat.completions.stream aborted mid-way: the text delivered is charged, flagged', async () => {
