@@ -14,8 +14,8 @@ export interface Watcher<T> {
   /** The usage the provider reported so far (all of it once the stream completed), if any. */
   usage(): AIUsage | undefined;
   /**
-   * Whether all that is left of the stream is the usage report the meter asked for (and hides):
-   * a caller leaving now is charged that report, read on its behalf, not an estimate.
+   * Whether all that is left of the stream is its usage report (chat's usage chunk, which the
+   * meter asks for): a caller leaving now is charged that report, read on its behalf, not an estimate.
    */
   due?(): boolean;
 }

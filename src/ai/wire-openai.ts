@@ -106,7 +106,8 @@ export class ChatWatcher implements Watcher<unknown> {
 
   due(): boolean {
     return (
-      this.#hideUsage && !this.#usage && this.#choices.size > 0 && this.#finished.size === this.#choices.size
+      // The usage chunk is always asked for (by the caller, else by the meter): it follows the last finish.
+      !this.#usage && this.#choices.size > 0 && this.#finished.size === this.#choices.size
     );
   }
 }

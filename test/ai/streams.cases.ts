@@ -29,19 +29,21 @@ describe('a stream cancelled or cut is charged what it delivered', () => {
     expect(meter.stats()).toMatchObject({ estimated: 1, charged: 1 });
   });
 
-  it('a consumer that breaks at finish_reason: the usage chunk the meter asked for is still read, no estimate', async () => {
+  it('a consumer that breaks at finish_reason: the usage chunk that follows is still read, no estimate', async () => {
     const acct = await account(s.mock);
     const meter = meterFor(s.billing, 'debit');
     const openai = meter.openai(openaiClient(), { account_ref_id: acct });
-    let text = '';
-    for await (const chunk of await openai.chat.completions.create(ask)) {
-      text += chunk.choices[0]?.delta.content ?? '';
-      if (chunk.choices[0]?.finish_reason) break;
+    for (const stream_options of [undefined, { include_usage: true }]) {
+      let text = '';
+      for await (const chunk of await openai.chat.completions.create({ ...ask, stream_options })) {
+        text += chunk.choices[0]?.delta.content ?? '';
+        if (chunk.choices[0]?.finish_reason) break;
+      }
+      expect(text).toBe('w0 w1 w2 w3 w4 w5 ');
     }
-    expect(text).toBe('w0 w1 w2 w3 w4 w5 ');
     const c = charged(s.mock, acct);
-    expect(c.total).toBe(DEFAULT_COST);
-    expect(c.metadata[0]).not.toHaveProperty('estimated');
+    expect(c.total).toBe(2 * DEFAULT_COST);
+    expect(c.metadata).not.toContainEqual(expect.objectContaining({ estimated: true }));
   });
 
   it("throw() on the stream's iterator, as on the client's own: rejects with the error, the call charged", async () => {
