@@ -59,8 +59,17 @@ const CHARS_PER_TOKEN = 4;
 export const estimateTokens = (chars: number): number => (chars > 0 ? Math.ceil(chars / CHARS_PER_TOKEN) : 0);
 
 /**
+ * Binary data sent as text: a data URL, or a long run of base64 without a space (an image's or a
+ * file's bytes). The provider bills such parts by what they are (an image's tiles), never by their
+ * encoded length: counted as text they would make an estimate hundreds of times too high.
+ */
+const isEncodedData = (s: string): boolean =>
+  s.startsWith('data:') || (s.length > 256 && /^[A-Za-z0-9+/_-]+=*$/.test(s));
+
+/**
  * The input tokens a request is estimated to hold: the characters of every string in its prompt
- * parts (messages, input, system, instructions, prompt, tools), without serialising the request.
+ * parts (messages, input, system, instructions, prompt, tools), without serialising the request;
+ * binary data (images, files) is left out.
  */
 export function estimateInput(parts: readonly unknown[]): number {
   let chars = 0;
@@ -68,7 +77,7 @@ export function estimateInput(parts: readonly unknown[]): number {
   // A bound on the walk: a prompt is a tree of a few thousand nodes at most; a cycle ends here.
   for (let seen = 0; stack.length && seen < 100_000; seen++) {
     const v = stack.pop();
-    if (typeof v === 'string') chars += v.length;
+    if (typeof v === 'string') chars += isEncodedData(v) ? 0 : v.length;
     else if (Array.isArray(v)) stack.push(...v);
     else if (v && typeof v === 'object' && !ArrayBuffer.isView(v)) stack.push(...Object.values(v));
   }

@@ -191,3 +191,37 @@ describe('a whole answer without a usage report is charged an estimate, never 0'
     expect(meter.stats()).toMatchObject({ estimated: 3 });
   });
 });
+
+describe('a prompt carrying an image (base64): the estimate counts its text, not its bytes', () => {
+  const image = `data:image/png;base64,${'iVBORw0KGgo'.repeat(4000)}`;
+  const withImage = {
+    ...ask,
+    messages: [
+      {
+        role: 'user' as const,
+        content: [
+          { type: 'text' as const, text: 'Describe this' },
+          { type: 'image_url' as const, image_url: { url: image } },
+        ],
+      },
+    ],
+  };
+
+  it('a cancelled stream is charged what it used, not 11,000 tokens of base64', async () => {
+    const acct = await account(s.mock, 100_000);
+    const meter = meterFor(s.billing, 'debit');
+    const openai = meter.openai(openaiClient(), { account_ref_id: acct });
+    let seen = 0;
+    for await (const _ of await openai.chat.completions.create(withImage)) if (++seen === 3) break;
+    expect(charged(s.mock, acct).total).toBeLessThan(20);
+  });
+
+  it("'hold': the call's bound is not inflated by the image's bytes into a refusal", async () => {
+    const acct = await account(s.mock, 1000);
+    const meter = meterFor(s.billing, 'hold', { maxQuantity: undefined });
+    const openai = meter.openai(openaiClient(), { account_ref_id: acct });
+    const stream = await openai.chat.completions.create({ ...withImage, max_completion_tokens: 100 });
+    for await (const _ of stream);
+    expect(charged(s.mock, acct).total).toBe(DEFAULT_COST);
+  });
+});
