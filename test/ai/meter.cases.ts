@@ -142,6 +142,23 @@ describe('createAIMeter', () => {
     expect(meter.stats().errors).toBe(1);
   });
 
+  it('concurrent calls on one wrap: each charged once, under a key of its own', async () => {
+    const acct = await account(s.mock, 10_000);
+    const meter = meterFor(s.billing, 'hold');
+    const client = meter.openai(openai(), { account_ref_id: acct, event_key: 'req-c' });
+    await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        if (i % 2) return client.chat.completions.create(ask);
+        for await (const _chunk of await client.chat.completions.create({ ...ask, stream: true }));
+      }),
+    );
+    const c = charged(s.mock, acct);
+    expect(c.total).toBe(12 * 18);
+    expect(new Set(c.keys)).toEqual(
+      new Set(['req-c', ...Array.from({ length: 11 }, (_, i) => `req-c_${i + 2}`)]),
+    );
+  });
+
   it('an onError that throws or rejects changes nothing for the caller', async () => {
     const acct = await account(s.mock, 5);
     let told = 0;
