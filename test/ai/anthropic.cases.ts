@@ -57,6 +57,22 @@ describe('meter.anthropic', () => {
     });
   });
 
+  it('streamed with the cache, left after message_delta before message_stop: the usage reported, cache priced apart', async () => {
+    const acct = await account(s.mock);
+    s.provider.set({ input: 100, cached: 60, cacheWrite: 20 });
+    const meter = meterFor(s.billing, 'debit', {
+      price: { input: 0.5, output: 2, cachedInput: 0.05, cacheWrite: 1 },
+    });
+    const claude = meter.anthropic(client(), { account_ref_id: acct });
+    for await (const event of await claude.messages.create({ ...ask, stream: true }))
+      if (event.type === 'message_delta') break;
+    // 20 plain × 0.5 + 60 read × 0.05 + 20 written × 1 + 6 out × 2, from message_start and message_delta.
+    const c = charged(s.mock, acct);
+    expect(c.total).toBe(45);
+    expect(c.metadata[0]).toMatchObject({ input_tokens: 100, cached_input_tokens: 60, output_tokens: 6 });
+    expect(c.metadata[0]).not.toHaveProperty('estimated');
+  });
+
   it("'hold': the max_tokens bound is reserved, the provider never called when refused", async () => {
     const acct = await account(s.mock, 200);
     const meter = meterFor(s.billing, 'hold', { maxQuantity: undefined });
