@@ -4,6 +4,7 @@ import {
   InvalidRequestError,
   SettleRefusedError,
 } from '../core/errors/index.js';
+import { keepHold } from '../credits/keep.js';
 import type { CreditHold } from '../credits/types.js';
 import type { UsageWriteParams } from '../resources/usage.js';
 import type { DebitResult } from '../schemas/usage.js';
@@ -65,12 +66,32 @@ export class Charge {
   /** What this call took of a gated route's hold. */
   #taken = 0;
   #done: Promise<void> | undefined;
+  /** Stops the keeping of the call's hold (aborted when the call is charged). */
+  #keeping: AbortController | undefined;
+  /** Whether the call is still under way at a beat of its hold's keeper (a stream says, see {@link keepWhile}). */
+  #alive: () => boolean = () => true;
+  /** Gives the call's key back to its wrap (nothing was charged under it); once at most. */
+  #unused: (() => void) | undefined;
 
-  constructor(core: MeterCore, info: AICallInfo, options: AICallOptions, input: () => number) {
+  constructor(
+    core: MeterCore,
+    info: AICallInfo,
+    options: AICallOptions,
+    input: () => number,
+    unused?: () => void,
+  ) {
     this.#core = core;
     this.info = info;
     this.#options = options;
     this.#estimate = input;
+    this.#unused = unused;
+  }
+
+  /** Nothing was nor will be charged under the call's key: the wrap may give it to its next call. */
+  #keyUnused(): void {
+    const unused = this.#unused;
+    this.#unused = undefined;
+    unused?.();
   }
 
   /** The prompt's estimated tokens, walked once. */
@@ -91,6 +112,19 @@ export class Charge {
    * call has no bound in `'hold'` mode: in either case nothing was sent.
    */
   begin(): Promise<void> | undefined {
+    try {
+      const ready = this.#begin();
+      return ready?.catch((error: unknown) => {
+        this.#keyUnused();
+        throw error;
+      });
+    } catch (error) {
+      this.#keyUnused();
+      throw error;
+    }
+  }
+
+  #begin(): Promise<void> | undefined {
     const route = this.#options.hold;
     if (route) {
       const bound = this.#bound(false);
@@ -103,10 +137,21 @@ export class Charge {
         if ('available' in r) this.#refused(bound, r.available);
         this.#hold = r.hold;
         this.#core.counts.calls++;
+        // A call may outlive its hold's ttl (a long stream, a slow model): kept while it runs.
+        this.#keeping = new AbortController();
+        void keepHold(r.hold, this.#keeping.signal, () => this.#alive());
       });
     }
     this.#core.counts.calls++;
     return undefined;
+  }
+
+  /**
+   * How a streamed call says it is still under way (read, or being read): its hold is kept while
+   * it is, and left to its ttl once nobody reads the stream (a stream dropped unread ends nowhere).
+   */
+  keepWhile(alive: () => boolean): void {
+    this.#alive = alive;
   }
 
   /**
@@ -117,7 +162,14 @@ export class Charge {
     const route = this.#options.hold;
     if (!route || this.#done) return;
     const estimate = { ...NO_USAGE, input: this.#inputTokens(), output: estimateTokens(chars) };
-    spendSoFar(route, this.#taken, this.#costOf(estimate));
+    let cost: number;
+    try {
+      cost = this.#costOf(estimate);
+    } catch {
+      // A price that fails here fails the charge too, which reports it: never the caller's stream.
+      return;
+    }
+    spendSoFar(route, this, this.#taken, cost);
   }
 
   /**
@@ -136,11 +188,13 @@ export class Charge {
   }
 
   async #charge(usage: AIUsage, ended: CallEnd, estimated: boolean): Promise<void> {
+    this.#keeping?.abort();
     const core = this.#core;
     const route = this.#options.hold;
     let cost = anyTokens(usage) ? this.#costOf(usage) : 0;
     if (estimated) cost = Math.min(cost, this.#ceiling());
-    if (route) cost = spendFrom(route, this.#taken, cost);
+    // Under a route: what its hold has left covers the call; the rest (its input was estimated low) is debited apart.
+    const covered = route ? spendFrom(route, this, this.#taken, cost) : cost;
     const mode = route ? 'gate' : core.mode;
     core.publish({
       provider: this.info.provider,
@@ -154,6 +208,7 @@ export class Charge {
     const hold = this.#hold;
     if (cost === 0) {
       if (hold) await hold.release();
+      this.#keyUnused();
       return;
     }
     const { counts } = core;
@@ -162,24 +217,30 @@ export class Charge {
     counts.tokens.input += usage.input;
     counts.tokens.output += usage.output;
     if (estimated) counts.estimated++;
-    if (route) return;
     const event = this.#event(cost, usage, estimated);
-    if (mode === 'track') await core.track(event);
+    if (route) {
+      if (covered < cost) await this.#over(event, cost - covered, `the ${covered} its route's hold had left`);
+    } else if (mode === 'track') await core.track(event);
     else if (!hold) this.#refusal(await core.options.billing.usage.debit(event), cost);
     else if (cost <= hold.quantity) this.#refusal(await hold.settle(cost), cost);
     else {
       // The input was estimated low: the hold is settled whole and the rest charged apart, once.
-      const rest = { ...event, quantity: cost - hold.quantity, event_key: `${event.event_key}_over` };
       this.#refusal(await hold.settle(hold.quantity), hold.quantity);
-      this.#refusal(await core.options.billing.usage.debit(rest), rest.quantity);
-      this.#tell(
-        new BillingError(
-          `ai: the call cost ${cost}, more than the ${hold.quantity} held (its input was estimated low): the hold was settled and ${rest.quantity} debited under ${rest.event_key}`,
-        ),
-        'overrun',
-        cost,
-      );
+      await this.#over(event, cost - hold.quantity, `the ${hold.quantity} held: the hold was settled`);
     }
+  }
+
+  /** Debits `rest` of a call's cost that its hold did not cover, under the call's derived key, once; told to `onError`. */
+  async #over(event: UsageWriteParams, rest: number, held: string): Promise<void> {
+    const over = { ...event, quantity: rest, event_key: `${event.event_key}_over` };
+    this.#refusal(await this.#core.options.billing.usage.debit(over), rest);
+    this.#tell(
+      new BillingError(
+        `ai: the call cost ${event.quantity}, more than ${held} (its input was estimated low): ${rest} debited under ${over.event_key}`,
+      ),
+      'overrun',
+      event.quantity,
+    );
   }
 
   /** The usage event or debit of a charge: the model and token counts as metadata, never the text. */

@@ -131,16 +131,17 @@ class Meter implements AIMeter, MeterCore {
   calls(operation: string, options: AICallOptions): Calls {
     const opts = checkCallOptions(operation, options);
     if (opts.hold) attach(opts.hold);
-    let n = 0;
+    // The numbers of the keys derived from the wrap's own: a call that charged nothing under its
+    // key (refused, failed before any token) gives its number back, so the AI SDK's retry of a
+    // failed call, made as a new call, is charged under the key the failed one had: a retried
+    // request that succeeds at once then charges that key once, not a second key.
+    let next = 1;
+    const free: number[] = [];
     return {
       start: (provider, op, model, stream, maxOutputTokens, input) => {
-        n++;
-        const event_key =
-          opts.event_key === undefined
-            ? `ai_${randomUUID()}`
-            : n === 1
-              ? opts.event_key
-              : `${opts.event_key}_${n}`;
+        const given = opts.event_key;
+        const n = given === undefined ? 0 : (free.shift() ?? next++);
+        const event_key = given === undefined ? `ai_${randomUUID()}` : n === 1 ? given : `${given}_${n}`;
         const info: AICallInfo = {
           provider,
           operation: op,
@@ -150,7 +151,14 @@ class Meter implements AIMeter, MeterCore {
           stream,
           maxOutputTokens,
         };
-        return new Charge(this, info, opts, input);
+        const unused =
+          given === undefined
+            ? undefined
+            : () => {
+                free.push(n);
+                free.sort((a, b) => a - b);
+              };
+        return new Charge(this, info, opts, input, unused);
       },
     };
   }

@@ -1,9 +1,9 @@
 import type { Calls, Charge } from './charge.js';
-import { estimateInput, NO_USAGE } from './price.js';
+import { estimateInput } from './price.js';
 import { wrapObject } from './proxy.js';
-import { meterReadable } from './stream.js';
+import { chargeWhole, meterReadable } from './stream.js';
 import type { AIModelMiddleware } from './types.js';
-import { ModelWatcher, modelUsage } from './wire-ai-sdk.js';
+import { ModelWatcher, modelChars, modelUsage } from './wire-ai-sdk.js';
 
 /** What the meter reads of a call's parameters (`LanguageModelV3CallOptions`). */
 interface Params {
@@ -48,7 +48,8 @@ export function metering(calls: Calls): AIModelMiddleware {
         await charge.fail();
         throw error;
       }
-      await charge.end(modelUsage((result as { usage?: unknown } | null)?.usage) ?? NO_USAGE, 'completed');
+      const usage = modelUsage((result as { usage?: unknown } | null)?.usage);
+      await chargeWhole(charge, usage, usage ? 0 : modelChars(result));
       return result as never;
     },
     async wrapStream({ doStream, params, model }) {

@@ -1,8 +1,16 @@
+import { InvalidRequestError } from '../core/errors/index.js';
 import type { Calls } from './charge.js';
 import { meterClientCall } from './client-call.js';
 import { estimateInput } from './price.js';
 import { wrapObject } from './proxy.js';
-import { ChatWatcher, chatUsage, ResponsesWatcher, responsesUsage } from './wire-openai.js';
+import {
+  ChatWatcher,
+  chatChars,
+  chatUsage,
+  ResponsesWatcher,
+  responsesChars,
+  responsesUsage,
+} from './wire-openai.js';
 
 type Body = Record<string, unknown>;
 type Create = (body: Body, options?: unknown) => PromiseLike<unknown>;
@@ -29,7 +37,7 @@ function chatCreate(create: Create, self: unknown, calls: Calls): Create {
     return meterClientCall(
       charge,
       streamed,
-      { usage: chatUsage, watcher: () => new ChatWatcher(hideUsage) },
+      { usage: chatUsage, chars: chatChars, watcher: () => new ChatWatcher(hideUsage), done: '[DONE]' },
       () => create.call(self, sent, options),
     );
   };
@@ -39,6 +47,18 @@ function chatCreate(create: Create, self: unknown, calls: Calls): Create {
 function responsesCreate(create: Create, self: unknown, calls: Calls): Create {
   return (body, options) => {
     if (!isBody(body)) return create.call(self, body, options);
+    // Answered at once, queued: its usage comes with a later retrieve the meter never sees.
+    if (body.background === true) {
+      return Promise.reject(
+        new InvalidRequestError('responses.create', [
+          {
+            field: 'background',
+            message:
+              'cannot be metered (the response is answered queued, its usage known only later): make the call in the foreground, streamed or not',
+          },
+        ]),
+      );
+    }
     const streamed = body.stream === true;
     const charge = calls.start(
       'openai',
@@ -51,7 +71,7 @@ function responsesCreate(create: Create, self: unknown, calls: Calls): Create {
     return meterClientCall(
       charge,
       streamed,
-      { usage: responsesUsage, watcher: () => new ResponsesWatcher() },
+      { usage: responsesUsage, chars: responsesChars, watcher: () => new ResponsesWatcher() },
       () => create.call(self, body, options),
     );
   };
@@ -59,20 +79,34 @@ function responsesCreate(create: Create, self: unknown, calls: Calls): Create {
 
 /**
  * An `openai` client with the same surface whose `chat.completions.create` and `responses.create`
- * are metered; every other property is the client's own.
+ * are metered, and so the helpers that call them (`chat.completions.stream`, `parse`, `runTools`,
+ * `responses.stream`, `parse`); every other property is the client's own.
  */
 export function wrapOpenAI<C extends object>(client: C, calls: Calls): C {
-  return wrapObject(client, {
+  // The helpers call `this._client.chat.completions.create` (or `.responses.create`): run with the
+  // resource's proxy as `this`, they find the metered client there, not the one they were made with.
+  const metered: C = wrapObject(client, {
     chat: (chat) =>
       wrapObject(chat as object, {
         completions: (completions) =>
-          wrapObject(completions as object, {
-            create: (create) => chatCreate(create as Create, completions, calls),
-          }),
+          wrapObject(
+            completions as object,
+            {
+              create: (create) => chatCreate(create as Create, completions, calls),
+              _client: () => metered,
+            },
+            true,
+          ),
       }),
     responses: (responses) =>
-      wrapObject(responses as object, {
-        create: (create) => responsesCreate(create as Create, responses, calls),
-      }),
+      wrapObject(
+        responses as object,
+        {
+          create: (create) => responsesCreate(create as Create, responses, calls),
+          _client: () => metered,
+        },
+        true,
+      ),
   });
+  return metered;
 }

@@ -1,3 +1,4 @@
+import { InvalidRequestError } from '../core/errors/index.js';
 import type { AICallInfo, AIPrice, AIUsage } from './types.js';
 
 /** No token at all. */
@@ -24,14 +25,17 @@ export const tokens = (v: unknown): number => (typeof v === 'number' && v > 0 &&
 /**
  * What a call costs, in the meter's units: the sum of its tokens at their prices (or the price
  * function's answer), rounded up. A price function answering something other than a non-negative
- * finite number is the meter's misconfiguration: it throws, and the caller reports it.
+ * finite number is the meter's misconfiguration: it throws an `InvalidRequestError` naming `price`,
+ * and the caller reports it.
  */
 export function costOf(price: AIPrice, usage: AIUsage, call: AICallInfo): number {
   let sum: number;
   if (typeof price === 'function') {
     sum = price(usage, call);
     if (typeof sum !== 'number' || !(sum >= 0) || !Number.isFinite(sum)) {
-      throw new TypeError(`price(usage, call) answered ${String(sum)}: it must be a number ≥ 0`);
+      throw new InvalidRequestError(call.operation, [
+        { field: 'price', message: `(usage, call) answered ${String(sum)}: it must be a finite number >= 0` },
+      ]);
     }
   } else {
     const plain = Math.max(0, usage.input - usage.cachedInput - usage.cacheWrite);
@@ -43,8 +47,9 @@ export function costOf(price: AIPrice, usage: AIUsage, call: AICallInfo): number
       text * price.output +
       usage.reasoning * (price.reasoning ?? price.output);
   }
-  // 1e-9 absorbs float noise (0.1 + 0.2), so 3 tokens at 0.1 cost 1, not 2... of 0.30000000000000004.
-  return Math.ceil(sum - 1e-9);
+  // 1e-9 absorbs float noise (0.1 + 0.2), so 3 tokens at 0.1 cost 1, not 2... of 0.30000000000000004;
+  // a sum above 0 costs 1 at least: the noise allowance never rounds tokens used down to free.
+  return sum > 0 ? Math.max(1, Math.ceil(sum - 1e-9)) : 0;
 }
 
 /** Characters per token when estimating: the usual rule of thumb for English text and JSON. */
@@ -54,8 +59,17 @@ const CHARS_PER_TOKEN = 4;
 export const estimateTokens = (chars: number): number => (chars > 0 ? Math.ceil(chars / CHARS_PER_TOKEN) : 0);
 
 /**
+ * Binary data sent as text: a data URL, or a long run of base64 without a space (an image's or a
+ * file's bytes). The provider bills such parts by what they are (an image's tiles), never by their
+ * encoded length: counted as text they would make an estimate hundreds of times too high.
+ */
+const isEncodedData = (s: string): boolean =>
+  s.startsWith('data:') || (s.length > 256 && /^[A-Za-z0-9+/_-]+=*$/.test(s));
+
+/**
  * The input tokens a request is estimated to hold: the characters of every string in its prompt
- * parts (messages, input, system, instructions, prompt, tools), without serialising the request.
+ * parts (messages, input, system, instructions, prompt, tools), without serialising the request;
+ * binary data (images, files) is left out.
  */
 export function estimateInput(parts: readonly unknown[]): number {
   let chars = 0;
@@ -63,7 +77,7 @@ export function estimateInput(parts: readonly unknown[]): number {
   // A bound on the walk: a prompt is a tree of a few thousand nodes at most; a cycle ends here.
   for (let seen = 0; stack.length && seen < 100_000; seen++) {
     const v = stack.pop();
-    if (typeof v === 'string') chars += v.length;
+    if (typeof v === 'string') chars += isEncodedData(v) ? 0 : v.length;
     else if (Array.isArray(v)) stack.push(...v);
     else if (v && typeof v === 'object' && !ArrayBuffer.isView(v)) stack.push(...Object.values(v));
   }

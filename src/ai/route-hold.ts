@@ -2,11 +2,13 @@ import type { GateHold } from '../gate/types.js';
 
 /**
  * What the AI calls of one gated request have taken of its hold: `spent` by calls that ended,
- * `pending` reserved by calls under way (their bounds). One book per hold, shared by every meter.
+ * `pending` reserved by calls under way (their bounds), and `running`, what each streamed call
+ * under way has cost so far. One book per hold, shared by every meter.
  */
 interface Book {
   spent: number;
   pending: number;
+  running: Map<object, number>;
 }
 
 const books = new WeakMap<GateHold, Book>();
@@ -14,7 +16,7 @@ const books = new WeakMap<GateHold, Book>();
 const bookOf = (hold: GateHold): Book => {
   let book = books.get(hold);
   if (!book) {
-    book = { spent: 0, pending: 0 };
+    book = { spent: 0, pending: 0, running: new Map() };
     books.set(hold, book);
   }
   return book;
@@ -43,22 +45,32 @@ export function takeFrom(hold: GateHold, bound: number | undefined): number | un
  * debit) and tells the hold the route's total: the gate settles it after the answer, and settles it
  * even when the client left. Answers the cost charged.
  */
-export function spendFrom(hold: GateHold, taken: number, cost: number): number {
+export function spendFrom(hold: GateHold, call: object, taken: number, cost: number): number {
   const book = bookOf(hold);
   book.pending -= taken;
+  book.running.delete(call);
   const charged = Math.min(cost, hold.quantity - book.spent - book.pending);
   book.spent += charged;
-  tell(hold, book.spent);
+  tell(hold, runningTotal(book));
   return charged;
 }
 
 /**
  * A running estimate of a streamed call's cost while it streams: the gate sees it if the client
- * leaves before the call's end (the gate then settles what was spent, not nothing).
+ * leaves before the call's end (the gate then settles what was spent, not nothing). Every call
+ * under way counts, not only the last one heard.
  */
-export function spendSoFar(hold: GateHold, taken: number, cost: number): void {
+export function spendSoFar(hold: GateHold, call: object, taken: number, cost: number): void {
   const book = bookOf(hold);
-  tell(hold, book.spent + Math.min(cost, taken));
+  book.running.set(call, Math.min(cost, taken));
+  tell(hold, runningTotal(book));
+}
+
+/** What the calls ended have spent, and those under way so far. */
+function runningTotal(book: Book): number {
+  let total = book.spent;
+  for (const cost of book.running.values()) total += cost;
+  return total;
 }
 
 /**
@@ -77,5 +89,5 @@ function tell(hold: GateHold, total: number): void {
  * not the whole hold the gate settles for a handler that said nothing.
  */
 export function attach(hold: GateHold): void {
-  tell(hold, bookOf(hold).spent);
+  tell(hold, runningTotal(bookOf(hold)));
 }

@@ -13,7 +13,15 @@ export interface Watcher<T> {
   readonly chars: number;
   /** The usage the provider reported so far (all of it once the stream completed), if any. */
   usage(): AIUsage | undefined;
+  /**
+   * Whether all that is left of the stream is its usage report (chat's usage chunk, which the
+   * meter asks for): a caller leaving now is charged that report, read on its behalf, not an estimate.
+   */
+  due?(): boolean;
 }
+
+/** The most items read on a leaving caller's behalf for a usage report that is due. */
+const DUE_READS = 4;
 
 /** An abort of the caller's, as the provider libraries and the platform name it. */
 export const isAbort = (error: unknown): boolean => {
@@ -46,9 +54,18 @@ export function chargeStream<T>(charge: Charge, watcher: Watcher<T>, how: CallEn
   );
 }
 
+/**
+ * Charges a whole (not streamed) answer: what the provider reported, else an estimate from the
+ * prompt and the `chars` of output it answered (flagged), as a stream that completed unreported is.
+ */
+export function chargeWhole(charge: Charge, reported: AIUsage | undefined, chars: number): Promise<void> {
+  return chargeStream(charge, { chars, usage: () => reported, see: () => true }, 'completed');
+}
+
 /** The caller's iterator, and how to end it from outside (an abort seen on the request's signal). */
 export interface MeteredIterator<T> extends AsyncIterableIterator<T> {
   return(value?: unknown): Promise<IteratorResult<T>>;
+  throw(error?: unknown): Promise<IteratorResult<T>>;
   end(how: CallEnd): Promise<void>;
   /** Whether a `next()` is under way: its answer will end the call, an abort seen meanwhile need not. */
   readonly reading: boolean;
@@ -72,6 +89,14 @@ export function meterIterator<T>(
     return over;
   };
   let reading = false;
+  // Items read since the hold's keeper last asked: a stream nobody reads lets its hold go.
+  let items = 0;
+  let heard = -1;
+  charge.keepWhile(() => {
+    const moved = reading || items !== heard;
+    heard = items;
+    return moved;
+  });
   const done = { done: true, value: undefined } as IteratorResult<T>;
   // A promise chain, not an async function: one promise per item on the caller's path.
   const failed = async (error: unknown): Promise<IteratorResult<T>> => {
@@ -86,6 +111,7 @@ export function meterIterator<T>(
   };
   const got = (r: IteratorResult<T>): IteratorResult<T> | Promise<IteratorResult<T>> => {
     reading = false;
+    items++;
     // A client whose request the caller aborted may end the stream quietly.
     if (r.done) return end(aborted() ? 'cancelled' : 'completed').then(() => r);
     if (!watcher.see(r.value)) return read();
@@ -103,6 +129,16 @@ export function meterIterator<T>(
       return read();
     },
     async return(value?: unknown): Promise<IteratorResult<T>> {
+      // The caller left at its answer's end (`finish_reason`): the report follows at once.
+      try {
+        for (let i = 0; i < DUE_READS && !over && watcher.due?.(); i++) {
+          const r = await source.next();
+          if (r.done) break;
+          watcher.see(r.value);
+        }
+      } catch {
+        // The stream failed after the answer: charged as it stands.
+      }
       const charged = end('cancelled');
       try {
         await source.return?.();
@@ -110,6 +146,11 @@ export function meterIterator<T>(
         await charged;
       }
       return { done: true, value: value as T };
+    },
+    // As the clients' own iterators (async generators) do: the stream is left, the error thrown back.
+    async throw(error?: unknown): Promise<IteratorResult<T>> {
+      await this.return();
+      throw error;
     },
     [Symbol.asyncIterator]() {
       return this;

@@ -76,8 +76,8 @@ export interface AIErrorContext {
   /**
    * `charge`: the charge failed or was refused (a debit or settle the service refused, a track the
    * spool refused): the call's result was the user's already, the tokens are unpaid. `overrun`: the
-   * call cost more than its hold (its input was estimated low): the hold was settled whole and the
-   * rest charged under `${event_key}_over`. `dead-letter`: the service refused the usage event
+   * call cost more than its hold (its input was estimated low), or than a gated route's hold had
+   * left: the hold was settled whole and the rest debited under `${event_key}_over`. `dead-letter`: the service refused the usage event
    * (a prepaid-credits meter takes `'debit'` or `'hold'`, not `'track'`).
    */
   kind: 'charge' | 'overrun' | 'dead-letter';
@@ -144,7 +144,9 @@ export interface AICallOptions {
   account_ref_id: string;
   /**
    * The key of the first call (the second is `${event_key}_2`, and so on): give your request's
-   * `Idempotency-Key`, and a retried request is charged once. Default `ai_<uuid>` per call.
+   * `Idempotency-Key`, and a retried request is charged once. A call that charged nothing (refused,
+   * or failed before any token) leaves its key to the next call, so a call the AI SDK retries keeps
+   * its key. Default `ai_<uuid>` per call.
    */
   event_key?: string | undefined;
   /**
@@ -202,12 +204,14 @@ export interface AIMeter {
   middleware(options: AICallOptions): AIModelMiddleware;
   /**
    * An `openai` client with the same API, whose `chat.completions.create` and `responses.create`
-   * (streamed or not) are charged; everything else passes through untouched.
+   * (streamed or not) are charged, and so the helpers built on them (`chat.completions.stream`,
+   * `parse` and `runTools`, `responses.stream` and `parse`); everything else passes through untouched.
    */
   openai<C extends object>(client: C, options: AICallOptions): C;
   /**
    * An `@anthropic-ai/sdk` client with the same API, whose `messages.create` (streamed or not) and
-   * `messages.stream` are charged; everything else passes through untouched.
+   * `messages.stream` are charged, and so `beta.messages` (`create`, `stream`, the helpers built on
+   * them); everything else passes through untouched.
    */
   anthropic<C extends object>(client: C, options: AICallOptions): C;
   /** Counts since the meter was made. */

@@ -19,6 +19,8 @@ export function modelUsage(usage: unknown): AIUsage | undefined {
   const input = u.inputTokens;
   const output = u.outputTokens;
   if (typeof input !== 'object' || input === null) {
+    // No count at all: the model reported nothing (an estimate charges it, not 0).
+    if (typeof input !== 'number' && typeof output !== 'number') return undefined;
     return {
       input: tokens(input),
       output: tokens(output),
@@ -29,6 +31,8 @@ export function modelUsage(usage: unknown): AIUsage | undefined {
   }
   const i = input as Record<string, unknown>;
   const o = obj(output) ?? {};
+  const counts = [i.total, i.noCache, i.cacheRead, i.cacheWrite, o.total, o.text, o.reasoning];
+  if (!counts.some((v) => typeof v === 'number')) return undefined;
   const cachedInput = tokens(i.cacheRead);
   const cacheWrite = tokens(i.cacheWrite);
   const reasoning = tokens(o.reasoning);
@@ -39,6 +43,18 @@ export function modelUsage(usage: unknown): AIUsage | undefined {
     cacheWrite,
     reasoning,
   };
+}
+
+/** The characters of output of a whole `doGenerate` result (for an estimate when it reports no usage). */
+export function modelChars(result: unknown): number {
+  const content = obj(result)?.content;
+  let chars = 0;
+  for (const part of Array.isArray(content) ? content : []) {
+    const p = obj(part);
+    if (typeof p?.text === 'string') chars += p.text.length;
+    if (typeof p?.input === 'string') chars += p.input.length;
+  }
+  return chars;
 }
 
 /** The parts whose `delta` is output: text, reasoning, a tool call's input. */

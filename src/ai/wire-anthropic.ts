@@ -80,3 +80,15 @@ export class MessagesWatcher implements Watcher<unknown> {
 }
 
 const len = (v: unknown): number => (typeof v === 'string' ? v.length : 0);
+
+/** The characters of output of a whole message (for an estimate when it reports no usage). */
+export function messageChars(data: unknown): number {
+  const content = obj(data)?.content;
+  let chars = 0;
+  for (const block of Array.isArray(content) ? content : []) {
+    const b = obj(block);
+    chars += len(b?.text) + len(b?.thinking);
+    if (b?.input !== undefined) chars += len(JSON.stringify(b.input));
+  }
+  return chars;
+}

@@ -37,6 +37,33 @@ export function responsesUsage(usage: unknown): AIUsage | undefined {
 /** The length of a string, 0 for anything else. */
 const len = (v: unknown): number => (typeof v === 'string' ? v.length : 0);
 
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** The characters of output of a whole chat completion (for an estimate when it reports no usage). */
+export function chatChars(data: unknown): number {
+  let chars = 0;
+  for (const choice of list(obj(data)?.choices)) {
+    const m = obj(obj(choice)?.message);
+    chars += len(m?.content) + len(m?.refusal) + len(m?.reasoning_content);
+    for (const c of list(m?.tool_calls)) chars += len(obj(obj(c)?.function)?.arguments);
+  }
+  return chars;
+}
+
+/** The characters of output of a whole response (Responses API). */
+export function responsesChars(data: unknown): number {
+  let chars = 0;
+  for (const item of list(obj(data)?.output)) {
+    const i = obj(item);
+    chars += len(i?.arguments) + len(i?.input);
+    for (const part of [...list(i?.content), ...list(i?.summary)]) {
+      const p = obj(part);
+      chars += len(p?.text) + len(p?.refusal);
+    }
+  }
+  return chars;
+}
+
 /**
  * A chat completion stream: text, refusal, reasoning and tool-call arguments counted; the usage
  * from the chunk that carries it. With `hideUsage` (the meter asked for it, not the caller), the
@@ -46,6 +73,9 @@ export class ChatWatcher implements Watcher<unknown> {
   chars = 0;
   #usage: AIUsage | undefined;
   readonly #hideUsage: boolean;
+  /** The choices seen, and those of them finished (`finish_reason`). */
+  readonly #choices = new Set<unknown>();
+  readonly #finished = new Set<unknown>();
 
   constructor(hideUsage: boolean) {
     this.#hideUsage = hideUsage;
@@ -58,6 +88,9 @@ export class ChatWatcher implements Watcher<unknown> {
     const choices = chunk?.choices;
     if (!Array.isArray(choices)) return true;
     for (const choice of choices) {
+      const index = obj(choice)?.index;
+      this.#choices.add(index);
+      if (obj(choice)?.finish_reason) this.#finished.add(index);
       const delta = obj(obj(choice)?.delta);
       if (!delta) continue;
       this.chars += len(delta.content) + len(delta.refusal) + len(delta.reasoning_content);
@@ -69,6 +102,13 @@ export class ChatWatcher implements Watcher<unknown> {
 
   usage(): AIUsage | undefined {
     return this.#usage;
+  }
+
+  due(): boolean {
+    return (
+      // The usage chunk is always asked for (by the caller, else by the meter): it follows the last finish.
+      !this.#usage && this.#choices.size > 0 && this.#finished.size === this.#choices.size
+    );
   }
 }
 

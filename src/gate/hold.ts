@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '../core/errors/index.js';
-import { holdClock } from '../credits/hold.js';
+import { keepHold } from '../credits/keep.js';
 import { refusedSettle } from '../credits/refused.js';
 import type { CreditHold } from '../credits/types.js';
 import { checkArgs, integer } from '../internal/checks.js';
@@ -26,7 +26,7 @@ export class RouteHold implements GateHold {
 
   constructor(credit: CreditHold) {
     this.credit = credit;
-    void this.#keep();
+    void keepHold(credit, this.#closing.signal);
   }
 
   get quantity(): number {
@@ -80,29 +80,5 @@ export class RouteHold implements GateHold {
     const refused = refusedSettle(this.credit, used, result);
     if (refused) throw refused;
     return result;
-  }
-
-  /**
-   * Extends the hold every third of its ttl until it is closed or no longer held. A store that
-   * fails is tried again at the next beat (two beats remain before the hold would lapse). The
-   * wait is a background one: it never keeps the process alive.
-   */
-  async #keep(): Promise<void> {
-    const { ttlMs } = this.credit;
-    // The gate's holds may be another implementation of CreditHolds: without extend, nothing to keep.
-    if (typeof this.credit.extend !== 'function' || !(ttlMs >= 1)) return;
-    const clock = holdClock(this.credit);
-    const signal = this.#closing.signal;
-    const every = Math.max(1, Math.floor(ttlMs / 3));
-    const stopped = () => new Error('closed');
-    try {
-      for (;;) {
-        await clock.sleep(every, signal, stopped, true);
-        const r = await this.credit.extend().catch(() => undefined);
-        if (r?.extended === false || signal.aborted) return;
-      }
-    } catch {
-      // Closed while waiting: nothing more to keep.
-    }
   }
 }

@@ -18,6 +18,8 @@ export interface FakeProviderOptions {
   cacheWrite?: number;
   /** Of the output, reasoning tokens (OpenAI). Default 0. */
   reasoning?: number;
+  /** Whole answers carry no usage (as some OpenAI-compatible servers answer). Default false. */
+  noUsage?: boolean;
 }
 
 export interface FakeProvider {
@@ -53,6 +55,7 @@ export async function startFakeProvider(initial: FakeProviderOptions = {}): Prom
     cached: 0,
     cacheWrite: 0,
     reasoning: 0,
+    noUsage: false,
     ...initial,
   });
   config = defaults();
@@ -101,6 +104,10 @@ export async function startFakeProvider(initial: FakeProviderOptions = {}): Prom
       return;
     }
     if (body.stream !== true) {
+      // A background response answers at once, queued: its output and usage come later.
+      if (path === '/v1/responses' && body.background === true)
+        whole = { ...(whole as object), status: 'queued', output: [], usage: null };
+      if (config.noUsage) whole = { ...(whole as object), usage: undefined };
       res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': `req_${bodies.length}` });
       res.end(JSON.stringify(whole));
       return;

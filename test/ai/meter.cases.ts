@@ -80,6 +80,28 @@ describe('createAIMeter', () => {
     });
   });
 
+  it('a call that used tokens is never rounded down to free, however small its price', async () => {
+    const acct = await account(s.mock);
+    const meter = meterFor(s.billing, 'debit', { price: { input: 1e-12, output: 1e-12 } });
+    await meter.openai(openai(), { account_ref_id: acct }).chat.completions.create(ask);
+    const tiny = meterFor(s.billing, 'debit', { price: () => 1e-12 });
+    await tiny.openai(openai(), { account_ref_id: acct }).chat.completions.create(ask);
+    expect(charged(s.mock, acct)).toMatchObject({ total: 2 });
+    expect(charged(s.mock, acct).keys).toHaveLength(2);
+  });
+
+  it("a price function answering NaN for a call's bound: an InvalidRequestError, nothing sent", async () => {
+    const acct = await account(s.mock);
+    const meter = meterFor(s.billing, 'hold', { maxQuantity: undefined, price: () => Number.NaN });
+    const client = meter.openai(openai(), { account_ref_id: acct });
+    const error = await client.chat.completions
+      .create({ ...ask, max_completion_tokens: 10 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect((error as InvalidRequestError).issues[0]?.field).toBe('price');
+    expect(s.provider.count()).toBe(0);
+  });
+
   it('publishes each charge on billing-sdk:ai: model, tokens, cost, mode, never the account or a key', async () => {
     const acct = await account(s.mock);
     const events: AIEvent[] = [];
@@ -118,6 +140,43 @@ describe('createAIMeter', () => {
       ['SettleRefusedError', expect.objectContaining({ kind: 'charge', quantity: 18 })],
     ]);
     expect(meter.stats().errors).toBe(1);
+  });
+
+  it('concurrent calls on one wrap: each charged once, under a key of its own', async () => {
+    const acct = await account(s.mock, 10_000);
+    const meter = meterFor(s.billing, 'hold');
+    const client = meter.openai(openai(), { account_ref_id: acct, event_key: 'req-c' });
+    await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        if (i % 2) return client.chat.completions.create(ask);
+        for await (const _chunk of await client.chat.completions.create({ ...ask, stream: true }));
+      }),
+    );
+    const c = charged(s.mock, acct);
+    expect(c.total).toBe(12 * 18);
+    expect(new Set(c.keys)).toEqual(
+      new Set(['req-c', ...Array.from({ length: 11 }, (_, i) => `req-c_${i + 2}`)]),
+    );
+  });
+
+  it('an onError that throws or rejects changes nothing for the caller', async () => {
+    const acct = await account(s.mock, 5);
+    let told = 0;
+    for (const onError of [
+      () => {
+        told++;
+        throw new Error('reporter down');
+      },
+      async () => {
+        told++;
+        throw new Error('reporter down');
+      },
+    ]) {
+      const meter = meterFor(s.billing, 'debit', { onError });
+      const answer = await meter.openai(openai(), { account_ref_id: acct }).chat.completions.create(ask);
+      expect(answer.choices).toHaveLength(1);
+    }
+    expect(told).toBe(2);
   });
 
   it("'track' on a prepaid-credits meter: the service's refusal is told to onError", async () => {

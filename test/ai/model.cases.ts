@@ -112,3 +112,36 @@ describe('meter.model (AI SDK)', () => {
     expect(s.mock.store.balance(acct, 'ai-assistant', 'credits')).toBe(1000);
   });
 });
+
+describe('meter.model: a model that reports no usage', () => {
+  it('generateText: the prompt and the answer estimated, flagged, never 0', async () => {
+    const acct = await account(s.mock);
+    s.provider.set({ noUsage: true });
+    const meter = meterFor(s.billing, 'debit');
+    const { text } = await generateText({
+      model: meter.model(model(), { account_ref_id: acct }),
+      prompt: 'Hi',
+      maxRetries: 0,
+    });
+    expect(text).toBe('w0 w1 w2 w3 w4 w5 ');
+    const c = charged(s.mock, acct);
+    expect(c.total).toBeGreaterThan(10);
+    expect(c.metadata[0]).toMatchObject({ estimated: true, output_tokens: 5 });
+  });
+});
+
+describe('meter.model: the AI SDK retrying a call', () => {
+  it('a call retried after a 500 keeps its key: the retried request is charged once', async () => {
+    const acct = await account(s.mock);
+    const meter = meterFor(s.billing, 'debit');
+    const first = meter.model(model(), { account_ref_id: acct, event_key: 'req-7' });
+    s.provider.failOnce(500);
+    await generateText({ model: first, prompt: 'Hi', maxRetries: 1 });
+    expect(s.provider.count()).toBe(2);
+    expect(charged(s.mock, acct).keys).toEqual(['req-7']);
+    // The client retries the whole request with its Idempotency-Key: the same charge, not a second.
+    const again = meter.model(model(), { account_ref_id: acct, event_key: 'req-7' });
+    await generateText({ model: again, prompt: 'Hi', maxRetries: 0 });
+    expect(charged(s.mock, acct).total).toBe(DEFAULT_COST);
+  });
+});

@@ -1,6 +1,8 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { InsufficientCreditsError } from '../../src/ai/index.js';
+import { InvalidRequestError } from '../../src/index.js';
+import { until } from '../helpers.js';
 import { account, CREDITS, charged, DEFAULT_COST, MODES, meterFor, useServices } from './support.js';
 
 const s = useServices();
@@ -90,6 +92,79 @@ describe('meter.openai', () => {
     });
   });
 
+  it("the client's helpers that make these calls are charged: chat.completions.stream, parse and runTools, responses.stream and parse", async () => {
+    const acct = await account(s.mock);
+    const meter = meterFor(s.billing, 'debit');
+    const openai = meter.openai(client(), { account_ref_id: acct });
+    const chat = openai.chat.completions.stream(ask);
+    let chunks = 0;
+    chat.on('chunk', (chunk) => {
+      chunks++;
+      expect(chunk.choices[0]).toBeDefined(); // the usage chunk the meter asked for stays hidden
+    });
+    expect(await chat.finalContent()).toBe('w0 w1 w2 w3 w4 w5 ');
+    expect(chunks).toBe(8);
+    const parsed = await openai.chat.completions.parse(ask);
+    expect(parsed.choices[0]?.message.content).toBe('w0 w1 w2 w3 w4 w5 ');
+    expect(parsed._request_id).toBe('req_2');
+    const streamed = openai.responses.stream({ model: 'gpt-fake', input: 'Hi' });
+    expect((await streamed.finalResponse()).output_text).toBe('w0 w1 w2 w3 w4 w5 ');
+    const response = await openai.responses.parse({ model: 'gpt-fake', input: 'Hi' });
+    expect(response.output_text).toBe('w0 w1 w2 w3 w4 w5 ');
+    // A tool loop of two calls: the tool's call, then the answer.
+    const runner = openai.chat.completions.runTools({
+      ...ask,
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'weather',
+            description: 'The weather of a city',
+            parameters: { type: 'object', properties: { city: { type: 'string' } } },
+            function: (args: { city: string }) => `Sunny in ${args.city}`,
+            parse: (input: string) => JSON.parse(input) as { city: string },
+          },
+        },
+      ],
+    });
+    expect(await runner.finalContent()).toBe('w0 w1 w2 w3 w4 w5 ');
+    const c = charged(s.mock, acct);
+    expect(c.total).toBe(6 * DEFAULT_COST);
+    expect(new Set(c.keys).size).toBe(6);
+  });
+
+  it('chat.completions.stream aborted mid-way: the text delivered is charged, flagged', async () => {
+    const acct = await account(s.mock);
+    const meter = meterFor(s.billing, 'debit');
+    const openai = meter.openai(client(), { account_ref_id: acct });
+    s.provider.slow(5);
+    const chat = openai.chat.completions.stream(ask);
+    let text = '';
+    chat.on('content', (delta) => {
+      text += delta;
+      if (text.length >= 6) chat.abort();
+    });
+    await expect(chat.done()).rejects.toThrow(/abort/i);
+    await until(() => meter.stats().charged === 1);
+    expect(text).toBe('w0 w1 ');
+    // 4 input tokens estimated (2) + 'w0 w1 ' 2 tokens (4).
+    expect(charged(s.mock, acct)).toMatchObject({
+      total: 6,
+      metadata: [expect.objectContaining({ estimated: true })],
+    });
+  });
+
+  it('a background response (its usage comes later, unseen): refused before anything is sent', async () => {
+    const acct = await account(s.mock);
+    const openai = meterFor(s.billing, 'debit').openai(client(), { account_ref_id: acct });
+    const error = await openai.responses
+      .create({ model: 'gpt-fake', input: 'Hi', background: true })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect((error as InvalidRequestError).issues[0]?.field).toBe('background');
+    expect(s.provider.count()).toBe(0);
+  });
+
   it('the caller who asked for the usage chunk gets it', async () => {
     const acct = await account(s.mock);
     const meter = meterFor(s.billing, 'debit');
@@ -126,6 +201,23 @@ describe('meter.openai', () => {
     const openai = meter.openai(client(), { account_ref_id: acct });
     await expect(openai.chat.completions.create(ask)).rejects.toMatchObject({ name: 'InvalidRequestError' });
     expect(s.provider.count()).toBe(0);
+  });
+
+  it('asResponse(): a readable body of the metered answer, whole or streamed, each charged', async () => {
+    const acct = await account(s.mock);
+    const openai = meterFor(s.billing, 'debit').openai(client(), { account_ref_id: acct });
+    const whole = await openai.chat.completions.create(ask).asResponse();
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('x-request-id')).toBe('req_1');
+    expect(await whole.json()).toMatchObject({ choices: [{ message: { content: 'w0 w1 w2 w3 w4 w5 ' } }] });
+    const streamed = await openai.chat.completions.create({ ...ask, stream: true }).asResponse();
+    const sse = await streamed.text();
+    const chunks = sse.split('\n\n').filter(Boolean);
+    expect(chunks).toHaveLength(9); // 8 chunks and [DONE]; the usage chunk the meter asked for hidden
+    expect(chunks.at(-1)).toBe('data: [DONE]');
+    expect(sse).not.toMatch(/"choices":\[\]/);
+    await until(() => charged(s.mock, acct).total === 2 * DEFAULT_COST);
+    expect(charged(s.mock, acct).keys).toHaveLength(2);
   });
 
   it('keeps the rest of the client untouched, and withResponse()', async () => {

@@ -29,6 +29,37 @@ describe('a stream cancelled or cut is charged what it delivered', () => {
     expect(meter.stats()).toMatchObject({ estimated: 1, charged: 1 });
   });
 
+  it('a consumer that breaks at finish_reason: the usage chunk that follows is still read, no estimate', async () => {
+    const acct = await account(s.mock);
+    const meter = meterFor(s.billing, 'debit');
+    const openai = meter.openai(openaiClient(), { account_ref_id: acct });
+    for (const stream_options of [undefined, { include_usage: true }]) {
+      let text = '';
+      for await (const chunk of await openai.chat.completions.create({ ...ask, stream_options })) {
+        text += chunk.choices[0]?.delta.content ?? '';
+        if (chunk.choices[0]?.finish_reason) break;
+      }
+      expect(text).toBe('w0 w1 w2 w3 w4 w5 ');
+    }
+    const c = charged(s.mock, acct);
+    expect(c.total).toBe(2 * DEFAULT_COST);
+    expect(c.metadata).not.toContainEqual(expect.objectContaining({ estimated: true }));
+  });
+
+  it("throw() on the stream's iterator, as on the client's own: rejects with the error, the call charged", async () => {
+    const acct = await account(s.mock);
+    const meter = meterFor(s.billing, 'debit');
+    const openai = meter.openai(openaiClient(), { account_ref_id: acct });
+    const it = (await openai.chat.completions.create(ask))[Symbol.asyncIterator]();
+    await it.next();
+    await it.next(); // 'w0 '
+    const stop = new Error('consumer stopped');
+    await expect(it.throw?.(stop)).rejects.toBe(stop);
+    expect(await it.next()).toMatchObject({ done: true });
+    // 4 input tokens estimated (2) + 'w0 ' 1 token (2).
+    expect(charged(s.mock, acct).total).toBe(4);
+  });
+
   it('an AbortSignal aborted mid-stream: charged the estimate, never 0 with text delivered', async () => {
     const acct = await account(s.mock);
     const meter = meterFor(s.billing, 'hold');
@@ -133,5 +164,64 @@ describe('a stream cancelled or cut is charged what it delivered', () => {
     await meter.close();
     expect(charged(s.mock, acct)).toMatchObject({ total: DEFAULT_COST });
     expect(charged(s.mock, acct).metadata[0]).not.toHaveProperty('estimated');
+  });
+});
+
+describe('a whole answer without a usage report is charged an estimate, never 0', () => {
+  it('chat, responses and messages: the prompt and the answer estimated, flagged', async () => {
+    const acct = await account(s.mock);
+    s.provider.set({ noUsage: true });
+    const meter = meterFor(s.billing, 'debit');
+    const openai = meter.openai(openaiClient(), { account_ref_id: acct });
+    const chat = await openai.chat.completions.create({ ...ask, stream: false });
+    expect(chat.usage).toBeUndefined();
+    // 4 input tokens estimated (2) + 'w0 w1 w2 w3 w4 w5 ' 18 characters, 5 tokens (10).
+    expect(charged(s.mock, acct).total).toBe(12);
+    await openai.responses.create({ model: 'gpt-fake', input: 'Hi' });
+    const claude = meter.anthropic(anthropicClient(), { account_ref_id: acct });
+    await claude.messages.create({
+      model: 'claude-fake',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
+    const c = charged(s.mock, acct);
+    expect(c.keys).toHaveLength(3);
+    expect(c.total).toBe(12 + 11 + 11); // 'Hi' (and 'user'): 1 or 2 input tokens, 0.5 or 1, rounded up
+    for (const m of c.metadata) expect(m).toMatchObject({ estimated: true, output_tokens: 5 });
+    expect(meter.stats()).toMatchObject({ estimated: 3 });
+  });
+});
+
+describe('a prompt carrying an image (base64): the estimate counts its text, not its bytes', () => {
+  const image = `data:image/png;base64,${'iVBORw0KGgo'.repeat(4000)}`;
+  const withImage = {
+    ...ask,
+    messages: [
+      {
+        role: 'user' as const,
+        content: [
+          { type: 'text' as const, text: 'Describe this' },
+          { type: 'image_url' as const, image_url: { url: image } },
+        ],
+      },
+    ],
+  };
+
+  it('a cancelled stream is charged what it used, not 11,000 tokens of base64', async () => {
+    const acct = await account(s.mock, 100_000);
+    const meter = meterFor(s.billing, 'debit');
+    const openai = meter.openai(openaiClient(), { account_ref_id: acct });
+    let seen = 0;
+    for await (const _ of await openai.chat.completions.create(withImage)) if (++seen === 3) break;
+    expect(charged(s.mock, acct).total).toBeLessThan(20);
+  });
+
+  it("'hold': the call's bound is not inflated by the image's bytes into a refusal", async () => {
+    const acct = await account(s.mock, 1000);
+    const meter = meterFor(s.billing, 'hold', { maxQuantity: undefined });
+    const openai = meter.openai(openaiClient(), { account_ref_id: acct });
+    const stream = await openai.chat.completions.create({ ...withImage, max_completion_tokens: 100 });
+    for await (const _ of stream);
+    expect(charged(s.mock, acct).total).toBe(DEFAULT_COST);
   });
 });

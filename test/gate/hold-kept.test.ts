@@ -2,8 +2,9 @@ import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccessCache, createCreditHolds, createGate, memoryHoldStore } from '../../src/index.js';
 import { DEMO } from '../../src/testing/index.js';
-import { type Clock, withTestClock } from '../../src/util/clock.js';
+import { withTestClock } from '../../src/util/clock.js';
 import { clientFor, type LoopbackServer, serveNode, until, useMockServer } from '../helpers.js';
+import { steppedClock } from '../stepped-clock.js';
 import { AI } from './helpers.js';
 
 // The gate's hold: true keeps its hold while the handler runs (extended every third of its ttl),
@@ -11,47 +12,6 @@ import { AI } from './helpers.js';
 // Time is a clock the test moves (the holds' and the memory store's), nothing sleeps.
 const mock = useMockServer();
 const METER = DEMO.meters.credits;
-
-/** A clock moved by `advanceTo`: each wait due on the way ends in order, its follow-up let run. */
-function steppedClock(start: number) {
-  let now = start;
-  const waits: { at: number; resolve: () => void }[] = [];
-  const clock: Clock & { advanceTo(at: number): Promise<void>; readonly pending: number } = {
-    now: () => now,
-    sleep(ms, signal, onAbort) {
-      if (signal?.aborted) return Promise.reject(onAbort());
-      return new Promise<void>((resolve, reject) => {
-        const wait = { at: now + ms, resolve };
-        waits.push(wait);
-        signal?.addEventListener(
-          'abort',
-          () => {
-            waits.splice(waits.indexOf(wait), 1);
-            reject(onAbort());
-          },
-          { once: true },
-        );
-      });
-    },
-    async advanceTo(at) {
-      for (;;) {
-        waits.sort((a, b) => a.at - b.at);
-        const next = waits[0];
-        if (!next || next.at > at) break;
-        waits.shift();
-        now = next.at;
-        next.resolve();
-        // The beat's extend (a memory store: promise callbacks only) runs before time moves on.
-        for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
-      }
-      now = at;
-    },
-    get pending() {
-      return waits.length;
-    },
-  };
-  return clock;
-}
 
 describe('the gate’s hold: true keeps its hold while the handler runs', () => {
   let served: LoopbackServer | undefined;
