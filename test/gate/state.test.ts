@@ -108,7 +108,9 @@ describe('gate.state streams', () => {
       await setup.billing.usage.debit({ ...debit, quantity: 1 });
       expect((await events.next()).credits[AI]?.credits).toBe(DEMO.initialCredits - 8);
       // A failure reaches the caller as it was.
-      await expect(setup.billing.usage.debit({ ...debit, quantity: -1 })).rejects.toBeInstanceOf(InvalidRequestError);
+      await expect(setup.billing.usage.debit({ ...debit, quantity: -1 })).rejects.toBeInstanceOf(
+        InvalidRequestError,
+      );
     } finally {
       await again.close();
       await s.close();
