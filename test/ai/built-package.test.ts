@@ -9,8 +9,11 @@ import { account, CALLS, CREDITS, charged, DEFAULT_COST, PRICE, useServices } fr
 // The built package, as an application loads it (npm test builds it first): billing-sdk/ai is a
 // bundle of its own, with its own copy of the client class, and the application's BillingClient
 // comes from billing-sdk. The meter must make its holds and tracker from that client all the same.
-const sdk = await import('../../dist/index.js');
-const ai = await import('../../dist/ai/index.js');
+// Through a computed URL, so the type-check (which runs beside the build, before dist exists) does
+// not need the built declarations: the types are the sources' own.
+const built = (file: string) => new URL(`../../dist/${file}`, import.meta.url).href;
+const sdk: typeof import('../../src/index.js') = await import(built('index.js'));
+const ai: typeof import('../../src/ai/index.js') = await import(built('ai/index.js'));
 
 const s = useServices();
 const client = () => new OpenAI({ apiKey: 'sk-fake', baseURL: `${s.provider.origin}/v1`, maxRetries: 0 });
@@ -73,7 +76,7 @@ describe('billing-sdk/ai with a BillingClient of billing-sdk (the built package)
       maxQuantity: 50,
     });
     const need = { credits: { ...CREDITS, quantity: 100, hold: true as const } };
-    const app = new Hono<{ Variables: { billing: import('../../dist/index.js').GateAllowed } }>();
+    const app = new Hono<{ Variables: { billing: import('../../src/index.js').GateAllowed } }>();
     app.post('/chat', gate.hono(need), async (c) => {
       const d = c.get('billing');
       const openai = meter.openai(clientOf(), { account_ref_id: d.account_ref_id, hold: d.hold });
