@@ -1,10 +1,18 @@
-import { request } from 'node:http';
 import { Hono } from 'hono';
-import OpenAI from 'openai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serveHono } from '../gate/helpers.js';
 import { type LoopbackServer, until } from '../helpers.js';
-import { account, CALLS, CREDITS, charged, DEFAULT_COST, PRICE, useServices } from './support.js';
+import {
+  account,
+  CALLS,
+  CREDITS,
+  charged,
+  DEFAULT_COST,
+  leaveAfter,
+  openaiOn,
+  PRICE,
+  useServices,
+} from './support.js';
 
 // The built package, as an application loads it (npm test builds it first): billing-sdk/ai is a
 // bundle of its own, with its own copy of the client class, and the application's BillingClient
@@ -16,7 +24,7 @@ const sdk: typeof import('../../src/index.js') = await import(built('index.js'))
 const ai: typeof import('../../src/ai/index.js') = await import(built('ai/index.js'));
 
 const s = useServices();
-const client = () => new OpenAI({ apiKey: 'sk-fake', baseURL: `${s.provider.origin}/v1`, maxRetries: 0 });
+const client = () => openaiOn(s);
 const ask = { model: 'gpt-fake', messages: [{ role: 'user' as const, content: 'Hello there' }] };
 
 describe('billing-sdk/ai with a BillingClient of billing-sdk (the built package)', () => {
@@ -112,22 +120,3 @@ describe('billing-sdk/ai with a BillingClient of billing-sdk (the built package)
 });
 
 const clientOf = client;
-
-/** POSTs as `acct`, reads until `bytes` arrived, then destroys the connection. */
-function leaveAfter(url: string, acct: string, bytes: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { 'x-account': acct } }, (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        if (text.length >= bytes) {
-          req.destroy();
-          resolve(text);
-        }
-      });
-      res.on('error', () => {});
-    });
-    req.on('error', (error) => (error.message.includes('aborted') ? undefined : reject(error)));
-    req.end();
-  });
-}

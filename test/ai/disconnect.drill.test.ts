@@ -1,4 +1,3 @@
-import { request } from 'node:http';
 import { createOpenAI } from '@ai-sdk/openai';
 import { streamText } from 'ai';
 import express from 'express';
@@ -7,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createAccessCache, createCreditHolds, createGate, type GateAllowed } from '../../src/index.js';
 import { serveHono } from '../gate/helpers.js';
 import { type LoopbackServer, serveNode, until } from '../helpers.js';
-import { account, CREDITS, charged, DEFAULT_COST, meterFor, useServices } from './support.js';
+import { account, CREDITS, charged, DEFAULT_COST, leaveAfter, meterFor, useServices } from './support.js';
 
 // A gated route streaming streamText to a real HTTP client that goes away after the first bytes,
 // under Hono (@hono/node-server) and Express: charged what it was sent, neither nothing nor all.
@@ -26,25 +25,6 @@ function parts() {
   const model = createOpenAI({ apiKey: 'sk-fake', baseURL: `${s.provider.origin}/v1` }).chat('gpt-fake');
   const need = { credits: { ...CREDITS, quantity: 100, hold: true } };
   return { holds, options, meter, model, need };
-}
-
-/** POSTs /chat as `acct`, reads until `bytes` arrived, then destroys the connection. */
-function leaveAfter(url: string, acct: string, bytes: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${url}/chat`, { method: 'POST', headers: { 'x-account': acct } }, (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        if (text.length >= bytes) {
-          req.destroy();
-          resolve(text);
-        }
-      });
-      res.on('error', () => {});
-    });
-    req.on('error', (error) => (error.message.includes('aborted') ? undefined : reject(error)));
-    req.end();
-  });
 }
 
 describe('the route’s client disconnecting mid-stream', () => {
@@ -66,7 +46,7 @@ describe('the route’s client disconnecting mid-stream', () => {
     open.push(served);
     const acct = await account(s.mock);
     s.provider.slow(20);
-    expect((await leaveAfter(served.url, acct, 6)).length).toBeGreaterThanOrEqual(6);
+    expect((await leaveAfter(`${served.url}/chat`, acct, 6)).length).toBeGreaterThanOrEqual(6);
     await until(() => holds.stats().open === 0 && holds.stats().reserved === 1);
     const total = charged(s.mock, acct).total;
     expect(total).toBeGreaterThan(0);
@@ -93,7 +73,7 @@ describe('the route’s client disconnecting mid-stream', () => {
     open.push(served);
     const acct = await account(s.mock);
     s.provider.slow(20);
-    expect((await leaveAfter(served.url, acct, 6)).length).toBeGreaterThanOrEqual(6);
+    expect((await leaveAfter(`${served.url}/chat`, acct, 6)).length).toBeGreaterThanOrEqual(6);
     await until(() => holds.stats().open === 0 && holds.stats().reserved === 1);
     const total = charged(s.mock, acct).total;
     expect(total).toBeGreaterThan(0);

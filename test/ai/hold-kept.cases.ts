@@ -1,14 +1,13 @@
-import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { createCreditHolds, memoryHoldStore } from '../../src/index.js';
 import { withTestClock } from '../../src/util/clock.js';
 import { steppedClock } from '../stepped-clock.js';
-import { account, CREDITS, charged, DEFAULT_COST, meterFor, useServices } from './support.js';
+import { account, CREDITS, charged, DEFAULT_COST, meterFor, openaiOn, useServices } from './support.js';
 
 // A call's hold in 'hold' mode lives while the call does: extended every third of its ttl while its
 // stream is read, let go (its ttl then ends it) once nobody reads. Time is a clock the test moves.
 const s = useServices();
-const openai = () => new OpenAI({ apiKey: 'sk-fake', baseURL: `${s.provider.origin}/v1`, maxRetries: 0 });
+const openai = () => openaiOn(s);
 const ask = {
   model: 'gpt-fake',
   messages: [{ role: 'user' as const, content: 'Hello there' }],

@@ -1,14 +1,13 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { type AIEvent, createAIMeter } from '../../src/ai/index.js';
 import { InvalidRequestError } from '../../src/index.js';
-import { account, CALLS, CREDITS, charged, meterFor, PRICE, useServices } from './support.js';
+import { account, CALLS, CREDITS, charged, meterFor, openaiOn, PRICE, useServices } from './support.js';
 
 const s = useServices();
-const openai = () => new OpenAI({ apiKey: 'sk-fake', baseURL: `${s.provider.origin}/v1`, maxRetries: 0 });
+const openai = () => openaiOn(s);
 const ask = { model: 'gpt-fake', messages: [{ role: 'user' as const, content: 'Hello there' }] };
 
 describe('createAIMeter', () => {

@@ -1,10 +1,9 @@
-import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import type { GateHold } from '../../src/index.js';
-import { account, charged, DEFAULT_COST, meterFor, useServices } from './support.js';
+import { account, charged, DEFAULT_COST, meterFor, openaiOn, useServices } from './support.js';
 
 const s = useServices();
-const openai = () => new OpenAI({ apiKey: 'sk-fake', baseURL: `${s.provider.origin}/v1`, maxRetries: 0 });
+const openai = () => openaiOn(s);
 const ask = {
   model: 'gpt-fake',
   messages: [{ role: 'user' as const, content: 'Hello there' }],

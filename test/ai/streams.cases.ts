@@ -1,11 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { account, charged, DEFAULT_COST, meterFor, useServices } from './support.js';
+import { account, charged, DEFAULT_COST, meterFor, openaiOn, useServices } from './support.js';
 
 const s = useServices();
-const openaiClient = () =>
-  new OpenAI({ apiKey: 'sk-fake', baseURL: `${s.provider.origin}/v1`, maxRetries: 0 });
+const openaiClient = () => openaiOn(s);
 const anthropicClient = () => new Anthropic({ apiKey: 'sk-fake', baseURL: s.provider.origin, maxRetries: 0 });
 // 'user' and 'Hello there': 15 characters, estimated 4 tokens (2 credits at 0.5).
 const ask = {

@@ -1,3 +1,5 @@
+import { request } from 'node:http';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { type AIMeterOptions, createAIMeter } from '../../src/ai/index.js';
 import type { BillingClient } from '../../src/index.js';
@@ -89,3 +91,26 @@ export function meterFor(billing: BillingClient, mode: Mode, extra: Partial<AIMe
     ...extra,
   });
 }
+
+/** POSTs to `url` as `acct` (its `x-account`), reads until `bytes` arrived, then destroys the connection. */
+export function leaveAfter(url: string, acct: string, bytes: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { 'x-account': acct } }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.length >= bytes) {
+          req.destroy();
+          resolve(text);
+        }
+      });
+      res.on('error', () => {});
+    });
+    req.on('error', (error) => (error.message.includes('aborted') ? undefined : reject(error)));
+    req.end();
+  });
+}
+
+/** The real `openai` client on the fake provider, without retries (a retry is a test's own step). */
+export const openaiOn = (s: { provider: FakeProvider }): OpenAI =>
+  new OpenAI({ apiKey: 'sk-fake', baseURL: `${s.provider.origin}/v1`, maxRetries: 0 });
