@@ -12,7 +12,7 @@ import { goal, r3, startMock, timeTasks } from './lib.mjs';
 /** The section's title and how it measures, for RESULTS.md. */
 export const title = 'AI meter';
 export const how =
-  'The meter’s own cost: tinybench, 1 s per task, a client whose `chat.completions.create` and `messages.create` answer from memory (whole, or a stream of 9 chunks read to the end), metered in `track` mode vs unwrapped: the difference of the means. Then a fake provider on loopback in this process answers 6 tokens (streamed: 9 SSE events). tinybench, 1 s per task: `openai.chat.completions.create` and `anthropic.messages.create`, whole and streamed (read to the end), through `meter.openai`/`meter.anthropic` in `track` mode (a tracker that queues in memory and sends nothing: its sending is the tracker scenario) vs the same client unwrapped; the added CPU per call is the difference of `process.cpuUsage` per call. Time to first token: 300 streams each way, from `create()` to the first content chunk, medians. `debit` mode: the same against the mock in this process.';
+  'The meter’s own cost: tinybench, 1 s per task, a client whose `chat.completions.create` and `messages.create` answer from memory (whole, or a stream of 9 chunks read to the end), and an AI SDK language model (v3) answering from memory (`doGenerate`, `doStream` read to the end; `meter.model`), metered in `track` mode vs unwrapped: the difference of the means. Then a fake provider on loopback in this process answers 6 tokens (streamed: 9 SSE events). tinybench, 1 s per task: `openai.chat.completions.create` and `anthropic.messages.create`, whole and streamed (read to the end), through `meter.openai`/`meter.anthropic` in `track` mode (a tracker that queues in memory and sends nothing: its sending is the tracker scenario) vs the same client unwrapped; the added CPU per call is the difference of `process.cpuUsage` per call. Time to first token: 300 streams each way, from `create()` to the first content chunk, medians. `debit` and `hold` modes (default credit holds, `maxQuantity` 10): the same against the mock in this process.';
 
 const WORDS = ['Hello', ' there', ',', ' how', ' are', ' you'];
 
@@ -149,6 +149,34 @@ function memoryClient() {
   };
 }
 
+/** An AI SDK language model (specification v3) answering from memory: `meter.model`'s own cost. */
+function memoryModel() {
+  const usage = { inputTokens: { total: 12, noCache: 12 }, outputTokens: { total: 6, text: 6 } };
+  return {
+    specificationVersion: 'v3',
+    provider: 'bench',
+    modelId: 'model-bench',
+    supportedUrls: {},
+    doGenerate: async () => ({
+      content: [{ type: 'text', text: WORDS.join('') }],
+      finishReason: 'stop',
+      usage,
+      warnings: [],
+    }),
+    doStream: async () => ({
+      stream: new ReadableStream({
+        start(controller) {
+          for (const delta of WORDS) controller.enqueue({ type: 'text-delta', id: 't', delta });
+          controller.enqueue({ type: 'finish', finishReason: 'stop', usage });
+          controller.close();
+        },
+      }),
+    }),
+  };
+}
+
+const prompt = { prompt: [{ role: 'user', content: [{ type: 'text', text: 'Hello there' }] }] };
+
 /** From `create()` to the first chunk with text, in ms: `n` streams, the median. */
 async function firstToken(create, n) {
   const times = [];
@@ -199,10 +227,22 @@ export async function run() {
   const metered = track.openai(raw, who);
   const meteredClaude = track.anthropic(rawClaude, who);
   const debited = debit.openai(raw, who);
+  // 'hold': the most a call may cost reserved (in memory, the balance read once), the tokens settled.
+  const hold = createAIMeter({
+    billing,
+    product_code: 'ai-assistant',
+    meter_code: 'credits',
+    price,
+    charge: 'hold',
+    maxQuantity: 10,
+  });
+  const held = hold.openai(raw, who);
 
   const memory = memoryClient();
   const memoryMetered = track.openai(memory, who);
   const memoryClaude = track.anthropic(memory, who);
+  const model = memoryModel();
+  const memoryModelMetered = track.model(model, who);
   const own = await timeTasks(
     {
       'chat, unwrapped': () => memory.chat.completions.create(ask),
@@ -213,6 +253,10 @@ export async function run() {
         drain(await memoryMetered.chat.completions.create({ ...ask, stream: true })),
       'messages, unwrapped': () => memory.messages.create(claudeAsk),
       'messages, track': () => memoryClaude.messages.create(claudeAsk),
+      'model, unwrapped': () => model.doGenerate(prompt),
+      'model, track': () => memoryModelMetered.doGenerate(prompt),
+      'model streamed, unwrapped': async () => drain((await model.doStream(prompt)).stream),
+      'model streamed, track': async () => drain((await memoryModelMetered.doStream(prompt)).stream),
     },
     { time: 1000, warmupTime: 300 },
   );
@@ -221,6 +265,7 @@ export async function run() {
       'openai chat, unwrapped': () => raw.chat.completions.create(ask),
       'openai chat, track': () => metered.chat.completions.create(ask),
       'openai chat, debit': () => debited.chat.completions.create(ask),
+      'openai chat, hold': () => held.chat.completions.create(ask),
       'openai chat streamed, unwrapped': async () =>
         drain(await raw.chat.completions.create({ ...ask, stream: true })),
       'openai chat streamed, track': async () =>
@@ -246,7 +291,7 @@ export async function run() {
   await mock.close();
 
   const added = (way) => r3(own[`${way}, track`].mean - own[`${way}, unwrapped`].mean);
-  const ways = ['chat', 'chat streamed', 'messages'];
+  const ways = ['chat', 'chat streamed', 'messages', 'model', 'model streamed'];
   const cpu = Object.fromEntries(ways.map((w) => [w, added(w)]));
   const worst = Math.max(...Object.values(cpu));
   const loopback = (way) => r3(t[`${way}, track`].cpu - t[`${way}, unwrapped`].cpu);
@@ -274,8 +319,8 @@ export async function run() {
         ttftAdded <= 1,
       ),
       goal(
-        "'debit' mode: a whole chat call with its debit awaited vs unwrapped (mean)",
-        `${t['openai chat, debit'].mean} µs vs ${t['openai chat, unwrapped'].mean} µs`,
+        "'debit' and 'hold' modes: a whole chat call with its debit awaited, or held and settled, vs unwrapped (mean)",
+        `debit ${t['openai chat, debit'].mean} µs, hold ${t['openai chat, hold'].mean} µs vs ${t['openai chat, unwrapped'].mean} µs`,
         undefined,
         null,
       ),
