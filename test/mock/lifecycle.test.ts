@@ -461,7 +461,11 @@ describe('mock webhooks: delivery, retries and redelivery', () => {
       server.reset();
       const delivery: WebhookDelivery = await pending;
       expect(delivery.delivered).toBe(false);
-      expect(delivery.attempts).toHaveLength(1);
+      // The first attempt is logged only if its answer came back before the reset (the receiver
+      // counts the request when it arrives, so either may come first); no retry was ever sent.
+      expect(delivery.attempts.length).toBeLessThanOrEqual(1);
+      expect(delivery.attempts.every((a) => !a.ok)).toBe(true);
+      expect(rx.receiver.received).toHaveLength(1);
       expect(server.webhooks.deliveries()).toEqual([]);
     } finally {
       await server.close();
