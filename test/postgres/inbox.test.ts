@@ -189,7 +189,9 @@ describe.each(DRIVERS)('%s', (kind) => {
     const errors: unknown[] = [];
     const holder = createWebhookHandler({
       dedupe: postgresDedupeStore(db, { table }),
-      claimTtlMs: 150,
+      // Short enough that the loop below outlasts it several times; long enough that a renewal
+      // (every third of it) is not late on a loaded CI runner (150 ms once was).
+      claimTtlMs: 450,
       onError: (error) => void errors.push(error),
       onEvent: () => {
         started();
@@ -202,9 +204,9 @@ describe.each(DRIVERS)('%s', (kind) => {
     const body = JSON.stringify(event() satisfies WebhookEvent);
     const first = post(holder, body);
     await running;
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 5; i++) {
       expect((await post(other, body)).status).toBe(409);
-      await new Promise((resolve) => setTimeout(resolve, 100)); // beyond the TTL: renewed meanwhile
+      await new Promise((resolve) => setTimeout(resolve, 250)); // 1.25 s in all, beyond the TTL: renewed meanwhile
     }
     release();
     expect((await first).status).toBe(200);
