@@ -26,6 +26,10 @@ export interface AggregationOptions {
   finish(entry: BookEntry, as: Outcome): void;
 }
 
+/** Whether an event as the caller gave it may be summed: no key of the caller's, no metadata. */
+export const isSummable = (event: UsageWriteParams): boolean =>
+  event.event_key === undefined && event.metadata === undefined;
+
 /**
  * The tracker's side of `aggregate: { windowMs }`: which tracked events may be summed, their windows
  * (the {@link createSumWindows} windows), and each aggregate put in the spool in place of its
@@ -58,12 +62,13 @@ export class Aggregation {
   }
 
   /**
-   * `track` is about to append `event` under `eventKey`: remembered when it may be summed (no key of
-   * the caller's, no metadata), before the append resolves, since a take may hand the entry first.
-   * With `withinMs`, its window closes at most that long after the entry is handed.
+   * `track` is about to append an event under `eventKey`: remembered when it may be summed
+   * (`summable`: no key of the caller's, no metadata; see {@link isSummable}), before the append
+   * resolves, since a take may hand the entry first. With `withinMs`, its window closes at most that
+   * long after the entry is handed.
    */
-  mark(event: UsageWriteParams, eventKey: string, withinMs?: number): void {
-    if (event.event_key === undefined && event.metadata === undefined) this.#summable.set(eventKey, withinMs);
+  mark(summable: boolean, eventKey: string, withinMs?: number): void {
+    if (summable) this.#summable.set(eventKey, withinMs);
   }
 
   /** The event's append failed, or its entry left the spool: it is no longer to be summed here. */

@@ -31,7 +31,10 @@ function firstProblem(
     }
     return undefined;
   }
-  for (const [key, inner] of Object.entries(value)) {
+  // for…in with hasOwn, as Object.entries reads, without its arrays on every event.
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const inner = (value as Record<string, unknown>)[key];
     const field = path ? `${path}.${key}` : key;
     const keyProblem = problemOf(key);
     // The name itself is not quoted: it cannot be printed as it is.

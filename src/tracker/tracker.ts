@@ -9,7 +9,7 @@ import { safely } from '../util/safely.js';
 import { scopedTo } from '../util/service-namespace.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { randomUUID } from '../util/uuid.js';
-import { Aggregation } from './aggregation.js';
+import { Aggregation, isSummable } from './aggregation.js';
 import { appendFailure } from './append-failure.js';
 import { Backpressure } from './backpressure.js';
 import { Delivery } from './delivery.js';
@@ -95,6 +95,12 @@ export function createUsageTracker(billing: BillingClient, options?: UsageTracke
 const transactionRule: Rule = (v) =>
   typeof v === 'object' || typeof v === 'function' ? undefined : transactionMessage(`a ${typeof v}`);
 
+/** `track`'s options, as checkOptions reads them: made once, not on every call. */
+const TRACK_OPTIONS = { transaction: [transactionRule], waitUntil: [func] };
+
+/** `done` of an event with nothing left to wait for: one settled promise for all of them. */
+const DONE: Promise<void> = Promise.resolve();
+
 function transactionMessage(got: string): string {
   return `must be your open database transaction (got ${got}); leave it out to track outside one. Nothing was queued`;
 }
@@ -179,10 +185,11 @@ class Tracker {
   }
 
   async track(event: UsageWriteParams, options?: TrackOptions): Promise<{ event_key: string }> {
-    const { transaction, waitUntil = this.#waitUntil } = checkOptions('usageTracker.track', options, {
-      transaction: [transactionRule],
-      waitUntil: [func],
-    }) as TrackOptions;
+    const { transaction, waitUntil = this.#waitUntil } = checkOptions(
+      'usageTracker.track',
+      options,
+      TRACK_OPTIONS,
+    ) as TrackOptions;
     // check() reads null as "not given": a transaction given as null would be written outside it.
     if ((options as TrackOptions | undefined)?.transaction === null) throw notATransaction('null');
     if (!waitUntil) return (await this.#track(event, transaction, false)).tracked;
@@ -225,17 +232,22 @@ class Tracker {
     }
     if (this.#phase === 'closing' || this.#phase === 'closed') throw closedError();
     const checked = check('usageTracker.track', event, usageWriteRules) as unknown as UsageWriteParams;
+    const summable = isSummable(checked);
     const event_key = checked.event_key ?? randomUUID();
-    const spooled = { ...checked, event_key } as SpooledEvent;
+    // check() made `checked` for this call alone: keyed in place, one object less per event.
+    checked.event_key = event_key;
+    const spooled = checked as SpooledEvent;
+    const batch = [spooled];
     // What no spool could store is refused here, before any count or append moves (each spool
     // checks again: a spool is also used on its own).
-    checkStorable('usageTracker.track', [spooled]);
+    checkStorable('usageTracker.track', batch);
     if (transaction !== undefined) {
       await this.#trackIn(transaction, spooled);
-      return { tracked: { event_key }, done: Promise.resolve() };
+      return { tracked: { event_key }, done: DONE };
     }
     const since = this.#clock.now();
-    await this.#start();
+    // Opened once: a running tracker does not wait a turn for it on every call.
+    if (this.#phase !== 'running') await this.#start();
     if (this.#phase !== 'running') throw closedError();
     const wait = this.#backpressure.reserve();
     if (wait) await wait;
@@ -244,14 +256,14 @@ class Tracker {
       this.#backpressure.release();
       throw closedError();
     }
-    this.#aggregation?.mark(checked, event_key, prompt ? WAIT_UNTIL_WINDOW_MS : undefined);
-    const appended = new Promise<string[]>((resolve) => resolve(this.#spool.append([spooled])));
+    this.#aggregation?.mark(summable, event_key, prompt ? WAIT_UNTIL_WINDOW_MS : undefined);
+    const appended = new Promise<string[]>((resolve) => resolve(this.#spool.append(batch)));
     this.#appending.add(appended);
     let id: string;
     try {
       id = (await appended)[0] as string;
       // A writer's events are the relay's: nothing of them is counted or sent here.
-      if (!this.#relay) return { tracked: { event_key }, done: Promise.resolve() };
+      if (!this.#relay) return { tracked: { event_key }, done: DONE };
       // The spool keeps the event; the book only with aggregation, which needs its key until handed.
       this.#book.appended(id, this.#aggregation ? spooled : undefined, since);
     } catch (error) {
@@ -263,7 +275,7 @@ class Tracker {
     }
     this.#tell('queued');
     this.#delivery.wakeSoon();
-    return { tracked: { event_key }, done: prompt ? this.#sent(id) : Promise.resolve() };
+    return { tracked: { event_key }, done: prompt ? this.#sent(id) : DONE };
   }
 
   /**
@@ -434,6 +446,8 @@ class Tracker {
 
   /** Publishes a step on `billing-sdk:tracker` with the queue as it is after it. */
   #tell(event: TrackerEvent['event']): void {
+    // Asked first: no closure made on every track call when nobody listens.
+    if (!trackerChannel?.hasSubscribers) return;
     publish(
       trackerChannel,
       (): TrackerEvent => ({ event, queued: this.#book.queued, inFlight: this.#book.inFlight }),
