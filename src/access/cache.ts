@@ -54,8 +54,11 @@ interface Entry {
 
 /** Where the cache's steps are published (see core/diagnostics.ts); `undefined` in browsers. */
 const accessChannel = /* @__PURE__ */ channel('billing-sdk:access');
-const tell = (event: AccessEvent['event'], operation?: AccessEvent['operation']) =>
-  publish(accessChannel, (): AccessEvent => (operation ? { event, operation } : { event }));
+const tell = (event: AccessEvent['event'], operation?: AccessEvent['operation']): void => {
+  // Asked first: a hit makes no closure when nobody listens (the gate's hot path).
+  if (accessChannel?.hasSubscribers)
+    publish(accessChannel, (): AccessEvent => (operation ? { event, operation } : { event }));
+};
 
 /** The options of one lookup; `outcome` is the caller's object, filled, so it is checked as one. */
 const lookupOptionRules = {
@@ -305,13 +308,12 @@ class Cache implements AccessCache {
     read: (answer: Answer) => T,
   ): Promise<T> {
     if (this.#closed) throw closedError(operation);
-    const aborted = () => new APIUserAbortError(contextOf(operation), { cause: signal?.reason });
     // Before anything is sent, as the client does.
-    if (signal?.aborted) throw aborted();
+    if (signal?.aborted) throw abortedError(operation, signal);
     // Before the key: an invalidation while lru-cache loads moves the account on for this lookup too.
     const lru = this.#lru ?? (await this.#load());
     if (this.#closed) throw closedError(operation);
-    if (signal?.aborted) throw aborted();
+    if (signal?.aborted) throw abortedError(operation, signal);
     const key = `${this.#generations.of(q.account)} ${q.key}`;
     // A fresh answer is read as it is: lru-cache's fetch would cost a promise and a status per hit.
     // Never deleted here when stale (the refresh below still serves it within staleMs).
@@ -338,7 +340,9 @@ class Cache implements AccessCache {
     const step = status.returnedStale ? 'stale' : status.fetch === 'hit' ? 'hit' : 'miss';
     this.#counts[step === 'hit' ? 'hits' : step === 'miss' ? 'misses' : 'stale']++;
     tell(step, q.operation);
-    const entry = await (signal ? untilSignal(pending, signal, aborted) : pending);
+    const entry = await (signal
+      ? untilSignal(pending, signal, () => abortedError(operation, signal))
+      : pending);
     // lru-cache answers nothing only for a request it dropped, which only close() does.
     if (!entry) throw closedError(operation);
     if (outcome) {
@@ -442,6 +446,10 @@ class Cache implements AccessCache {
 function closedError(operation: string): InvalidRequestError {
   return new InvalidRequestError(operation, [{ field: 'access', message: 'is closed' }]);
 }
+
+/** A lookup's abort, as the client's own: made only when a signal did abort. */
+const abortedError = (operation: string, signal: AbortSignal): APIUserAbortError =>
+  new APIUserAbortError(contextOf(operation), { cause: signal.reason });
 
 /** What an aborted lookup names: the cache's operation, not the request it may share. */
 function contextOf(operation: string): { operation: string; method: string; path: string } {

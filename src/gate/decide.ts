@@ -51,6 +51,10 @@ export function isUnavailable(error: unknown): boolean {
   );
 }
 
+/** Whether the app's `account` answered a promise (or any thenable) rather than a value. */
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+
 /** Worst first: a decision is as fresh as its least fresh part. */
 const RANK: Record<GateSource, number> = { fallback: 3, stale: 2, live: 1, cache: 0 };
 const worse = (a: GateSource, b: GateSource): GateSource => (RANK[a] >= RANK[b] ? a : b);
@@ -84,9 +88,16 @@ export async function decide<Req extends GateRequest>(
   request: Req,
   needs: CheckedNeeds<Req>,
 ): Promise<GateDecision> {
-  const account = accountOf(await gate.options.account(request));
+  const named = gate.options.account(request);
+  // A name given at once is read at once; a promise of one is awaited (no turn spent on a plain value).
+  const account = accountOf(isThenable(named) ? await named : named);
   if (account === undefined) return deny(gate, request, undefined, { reason: 'unauthenticated' }, needs);
-  const looked = await Promise.all(needs.lookups.map((lookup) => ask(lookup, account)));
+  const { lookups } = needs;
+  // Most routes have one lookup: asked alone, without Promise.all's extra promises and turns.
+  const looked =
+    lookups.length === 1
+      ? [await ask(lookups[0] as NeedLookup<Req>, account)]
+      : await Promise.all(lookups.map((lookup) => ask(lookup, account)));
   // A definite "no" wins over a part the service could not answer.
   const refused = looked.find((l) => l.kind === 'no');
   if (refused?.kind === 'no') return deny(gate, request, account, refused.refusal, needs);
@@ -107,7 +118,7 @@ export async function decide<Req extends GateRequest>(
     return deny(gate, request, account, { reason: 'unavailable' }, needs);
   }
   if (claim !== undefined && !(claim instanceof KeyClaim)) return replayKey(claim, account);
-  let charged: Charged = {};
+  let charged: Charged | undefined;
   if (needs.credits.length) {
     let outcome: Charged | Refusal<Req>;
     try {
@@ -123,10 +134,12 @@ export async function decide<Req extends GateRequest>(
     charged = outcome;
     source = worse(source, 'live');
   }
-  tell(() => ({ event: 'decision', allowed: true, source, needs: kindsOf(needs) }));
+  if (accessChannel?.hasSubscribers) {
+    tell(() => ({ event: 'decision', allowed: true, source, needs: kindsOf(needs) }));
+  }
   const allowed: GateAllowed = { allowed: true, account_ref_id: account, source };
-  if (charged.debit) allowed.debit = charged.debit;
-  if (charged.hold) allowed.hold = charged.hold;
+  if (charged?.debit) allowed.debit = charged.debit;
+  if (charged?.hold) allowed.hold = charged.hold;
   if (claim instanceof KeyClaim) {
     allowed.idempotency = claim;
     if (gate.renewClaims) claim.keep((error) => safely(() => gate.options.onError?.(error, request)));

@@ -1,6 +1,13 @@
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AccessEvent, createUsageTracker, type TrackerEvent } from '../../src/index.js';
+import {
+  type AccessEvent,
+  createAccessCache,
+  createGate,
+  createUsageTracker,
+  type GateEvent,
+  type TrackerEvent,
+} from '../../src/index.js';
 import { cacheWithClock, manualClock } from '../access/helpers.js';
 import { clientFor, instantClock, until, useMockServer } from '../helpers.js';
 import { METER, PREPAID, withTrackerClock } from '../tracker/support.js';
@@ -54,6 +61,31 @@ describe('billing-sdk:access', () => {
     const stats = access.stats();
     expect(events.filter((e) => e.event === 'hit')).toHaveLength(stats.hits);
     expect(events.filter((e) => e.event === 'refresh')).toHaveLength(stats.refreshes);
+    await access.close();
+  });
+
+  it("publishes the gate's decisions, allowed and refused, with where the answer came from and no account", async () => {
+    const events = listen<AccessEvent | GateEvent>('billing-sdk:access');
+    const billing = clientFor(mock.server, { maxRetries: 0 });
+    const access = createAccessCache(billing);
+    const gate = createGate({
+      billing,
+      access,
+      account: (r: Request) => r.headers.get('x-account') ?? undefined,
+    });
+    const asking = (account: string) =>
+      new Request('http://app.local/', { headers: { 'x-account': account } });
+    const need = { subscription: 'pro-plan' };
+    expect((await gate.check(asking('acct_active'), need)).allowed).toBe(true); // asked the service
+    expect((await gate.check(asking('acct_active'), need)).allowed).toBe(true); // from memory
+    expect((await gate.check(asking('acct_empty'), need)).allowed).toBe(false);
+    const decisions = events.filter((e) => e.event === 'decision');
+    expect(decisions).toEqual([
+      { event: 'decision', allowed: true, source: 'live', needs: ['subscription'] },
+      { event: 'decision', allowed: true, source: 'cache', needs: ['subscription'] },
+      { event: 'decision', allowed: false, reason: 'inactive', needs: ['subscription'] },
+    ]);
+    expect(JSON.stringify(events)).not.toContain('acct_');
     await access.close();
   });
 });
