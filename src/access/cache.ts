@@ -1,7 +1,7 @@
 import type { LRUCache } from 'lru-cache';
 import { attemptTimeoutOf, type BillingClient, serviceOf } from '../client.js';
 import type { AccessEvent } from '../core/diagnostics.js';
-import { APIUserAbortError, InvalidRequestError } from '../core/errors/index.js';
+import { InvalidRequestError } from '../core/errors/index.js';
 import { abortSignal, check, isPlainObject, type Rule, text } from '../internal/checks.js';
 import { loadLruCache, warmRequestPath } from '../platform/server.js';
 import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
@@ -22,6 +22,7 @@ import {
   toShared,
   yesOf,
 } from './answers.js';
+import { abortedError, closedError } from './errors.js';
 import { Generations } from './generations.js';
 import { type Checked, LOOKUPS, type LookupSpec, NO_OPTIONS, passes, STAND_IN, statusOf } from './lookups.js';
 import { answerLru } from './lru.js';
@@ -54,11 +55,8 @@ interface Entry {
 
 /** Where the cache's steps are published (see core/diagnostics.ts); `undefined` in browsers. */
 const accessChannel = /* @__PURE__ */ channel('billing-sdk:access');
-const tell = (event: AccessEvent['event'], operation?: AccessEvent['operation']): void => {
-  // Asked first: a hit makes no closure when nobody listens (the gate's hot path).
-  if (accessChannel?.hasSubscribers)
-    publish(accessChannel, (): AccessEvent => (operation ? { event, operation } : { event }));
-};
+const tell = (event: AccessEvent['event'], operation?: AccessEvent['operation']) =>
+  publish(accessChannel, (): AccessEvent => (operation ? { event, operation } : { event }));
 
 /** The options of one lookup; `outcome` is the caller's object, filled, so it is checked as one. */
 const lookupOptionRules = {
@@ -440,18 +438,4 @@ class Cache implements AccessCache {
       );
     }
   }
-}
-
-/** A lookup after `close()`: a typed error, never a hang or a bare Error. */
-function closedError(operation: string): InvalidRequestError {
-  return new InvalidRequestError(operation, [{ field: 'access', message: 'is closed' }]);
-}
-
-/** A lookup's abort, as the client's own: made only when a signal did abort. */
-const abortedError = (operation: string, signal: AbortSignal): APIUserAbortError =>
-  new APIUserAbortError(contextOf(operation), { cause: signal.reason });
-
-/** What an aborted lookup names: the cache's operation, not the request it may share. */
-function contextOf(operation: string): { operation: string; method: string; path: string } {
-  return { operation, method: 'GET', path: '(access cache)' };
 }

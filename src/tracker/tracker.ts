@@ -1,7 +1,7 @@
 import { type BillingClient, serviceOf } from '../client.js';
 import type { TrackerEvent } from '../core/diagnostics.js';
 import { InvalidRequestError, UsageTrackerError } from '../core/errors/index.js';
-import { check, checkOptions, func, nonNegative, type Rule } from '../internal/checks.js';
+import { check, nonNegative } from '../internal/checks.js';
 import { type UsageWriteParams, usageWriteRules } from '../resources/usage.js';
 import type { Clock } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
@@ -23,6 +23,7 @@ import {
 import type { Spool, SpooledEvent } from './spool.js';
 import { Stop } from './stop.js';
 import { checkStorable } from './storable-event.js';
+import { checkTrackOptions } from './track-options.js';
 import type { TrackerCloseOptions, TrackerCloseResult, TrackOptions, UsageTracker } from './types.js';
 import { Work } from './work.js';
 
@@ -86,30 +87,8 @@ export function createUsageTracker(billing: BillingClient, options?: UsageTracke
   };
 }
 
-/**
- * `options.transaction` must be the caller's open transaction: an object or a function (postgres.js's
- * `tx` is one). Anything else present (`0`, `false`, a string) was meant as something, never as
- * "no transaction": refused, not read as absent, or the event would be stored outside the
- * caller's transaction (billed for an order rolled back).
- */
-const transactionRule: Rule = (v) =>
-  typeof v === 'object' || typeof v === 'function' ? undefined : transactionMessage(`a ${typeof v}`);
-
-/** `track`'s options, as checkOptions reads them: made once, not on every call. */
-const TRACK_OPTIONS = { transaction: [transactionRule], waitUntil: [func] };
-
 /** `done` of an event with nothing left to wait for: one settled promise for all of them. */
 const DONE: Promise<void> = Promise.resolve();
-
-function transactionMessage(got: string): string {
-  return `must be your open database transaction (got ${got}); leave it out to track outside one. Nothing was queued`;
-}
-
-function notATransaction(got: string): InvalidRequestError {
-  return new InvalidRequestError('usageTracker.track', [
-    { field: 'options.transaction', message: transactionMessage(got) },
-  ]);
-}
 
 function closedError(): UsageTrackerError {
   return new UsageTrackerError(
@@ -185,13 +164,7 @@ class Tracker {
   }
 
   async track(event: UsageWriteParams, options?: TrackOptions): Promise<{ event_key: string }> {
-    const { transaction, waitUntil = this.#waitUntil } = checkOptions(
-      'usageTracker.track',
-      options,
-      TRACK_OPTIONS,
-    ) as TrackOptions;
-    // check() reads null as "not given": a transaction given as null would be written outside it.
-    if ((options as TrackOptions | undefined)?.transaction === null) throw notATransaction('null');
+    const { transaction, waitUntil = this.#waitUntil } = checkTrackOptions(options);
     if (!waitUntil) return (await this.#track(event, transaction, false)).tracked;
     // Handed before anything else, while the request is surely still live: some platforms refuse a
     // waitUntil once the response is out.
