@@ -134,7 +134,7 @@ export function postgresJsSql(sql: PostgresJs): Sql {
       const pending = sql.unsafe(text, [...params]) as Promise<unknown[]> & { cancel?: () => unknown };
       if (timeoutMs === undefined) return [...(await pending)] as T[];
       // postgres.js cancels a statement under way (a CancelRequest on a connection of its own).
-      return [...(await withDeadline(pending, timeoutMs, () => void pending.cancel?.()))] as T[];
+      return [...(await withDeadline(pending, timeoutMs, () => pending.cancel?.()))] as T[];
     },
   };
 }

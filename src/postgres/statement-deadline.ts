@@ -16,14 +16,20 @@ export class StatementTimeout extends Error {
 /**
  * `work`, or a {@link StatementTimeout} once `timeoutMs` passed without its answer; `cancel` is then
  * called (best effort) so the server stops the statement rather than run it for nobody. A late
- * failure of `work` is swallowed: its caller already has its answer.
+ * failure of `work` is swallowed: its caller already has its answer, as is a failure of `cancel` (a
+ * promise that rejects included).
  */
-export function withDeadline<T>(work: Promise<T>, timeoutMs: number, cancel?: () => void): Promise<T> {
+export function withDeadline<T>(work: Promise<T>, timeoutMs: number, cancel?: () => unknown): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       try {
-        cancel?.();
+        // postgres.js's cancel answers a promise, which rejects when its connection is reset
+        // (Postgres closes it once it read the request): handled here, never left unhandled.
+        const cancelled = cancel?.();
+        if (typeof (cancelled as PromiseLike<unknown> | undefined)?.then === 'function') {
+          (cancelled as PromiseLike<unknown>).then(undefined, () => {});
+        }
       } catch {
         // The timeout is the answer either way.
       }

@@ -1,0 +1,49 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { postgresJsSql } from '../../src/postgres/driver-shapes.js';
+import { StatementTimeout, withDeadline } from '../../src/postgres/statement-deadline.js';
+
+// postgres.js cancels a statement on a connection of its own, and its `cancel()` answers a promise:
+// Postgres closes that connection once it read the request, which can reject it with ECONNRESET.
+// A statement past its bound must fail with StatementTimeout alone, never leave that rejection
+// unhandled (CI saw `read ECONNRESET` as an unhandled rejection under a LOCK TABLE).
+
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+afterEach(() => {
+  process.off('unhandledRejection', onUnhandled);
+  unhandled.length = 0;
+});
+const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+
+describe('a statement past its bound', () => {
+  it('fails with StatementTimeout, and a cancel that rejects is not left unhandled', async () => {
+    process.on('unhandledRejection', onUnhandled);
+    const never = new Promise<never>(() => {});
+    await expect(withDeadline(never, 5, () => Promise.reject(reset()))).rejects.toBeInstanceOf(
+      StatementTimeout,
+    );
+    await settle();
+    expect(unhandled).toEqual([]);
+  });
+
+  it("postgres.js: the statement's cancel rejecting (its connection reset) is not left unhandled", async () => {
+    process.on('unhandledRejection', onUnhandled);
+    let cancels = 0;
+    const sql = {
+      unsafe: () =>
+        Object.assign(new Promise<never>(() => {}), {
+          cancel: () => {
+            cancels++;
+            return Promise.reject(reset());
+          },
+        }),
+    };
+    await expect(postgresJsSql(sql as never).query('SELECT 1', [], 5)).rejects.toBeInstanceOf(
+      StatementTimeout,
+    );
+    await settle();
+    expect(cancels).toBe(1);
+    expect(unhandled).toEqual([]);
+  });
+});
