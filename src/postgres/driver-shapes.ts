@@ -131,10 +131,10 @@ export function pgSql(client: Pick<PgClient, 'query'>): Sql {
 export function postgresJsSql(sql: PostgresJs): Sql {
   return {
     query: async <T>(text: string, params: readonly unknown[] = [], timeoutMs?: number) => {
-      const pending = sql.unsafe(text, [...params]) as Promise<unknown[]> & { cancel?: () => unknown };
+      const pending = sql.unsafe(text, [...params]) as PostgresJsQuery;
       if (timeoutMs === undefined) return [...(await pending)] as T[];
       // postgres.js cancels a statement under way (a CancelRequest on a connection of its own).
-      return [...(await withDeadline(pending, timeoutMs, () => pending.cancel?.()))] as T[];
+      return [...(await withDeadline(pending, timeoutMs, () => cancelQuery(pending)))] as T[];
     },
   };
 }
@@ -147,4 +147,24 @@ export function notADriver(operation: string, field: string, what: string): Inva
 /** An SQL identifier, double-quoted (a `"` inside doubled): safe whatever it holds. */
 export function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** A postgres.js query as {@link cancelQuery} reads it. */
+type PostgresJsQuery = Promise<unknown[]> & {
+  cancel?: () => unknown;
+  canceller?: ((query: unknown) => unknown) | null;
+};
+
+/**
+ * Cancels a postgres.js query, its CancelRequest's outcome handed back. postgres.js 3.4's
+ * `Query.cancel()` calls its `canceller` and drops the promise it answers, which rejects when the
+ * CancelRequest's connection is reset (`read ECONNRESET`): an unhandled rejection, which ends a
+ * Node process by default. So the canceller is called here, as `cancel()` calls it, and its promise
+ * returned for {@link withDeadline} to handle; a version without one is cancelled the public way.
+ */
+function cancelQuery(query: PostgresJsQuery): unknown {
+  const { canceller } = query;
+  if (typeof canceller !== 'function') return query.cancel?.();
+  query.canceller = null;
+  return canceller.call(query, query);
 }

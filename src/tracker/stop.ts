@@ -38,7 +38,11 @@ export class Stop {
 
   /** `promise`'s value, or `false` once this stops, whichever comes first; made in the caller's context. */
   race<T>(promise: Promise<T>): Promise<T | false> {
-    if (this.#aborted) return Promise.resolve(false);
+    if (this.#aborted) {
+      // Nobody waits for it any more: its failure (a spool that lost its server) is not unhandled.
+      promise.catch(() => {});
+      return Promise.resolve(false);
+    }
     return new Promise<T | false>((resolve, reject) => {
       const stopped = () => resolve(false);
       this.#listeners.add(stopped);

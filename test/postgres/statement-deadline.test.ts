@@ -46,4 +46,31 @@ describe('a statement past its bound', () => {
     expect(cancels).toBe(1);
     expect(unhandled).toEqual([]);
   });
+
+  it("postgres.js 3.4: Query.cancel() drops its canceller's promise; that promise rejecting is handled all the same", async () => {
+    process.on('unhandledRejection', onUnhandled);
+    let cancelled = 0;
+    // Query as postgres.js 3.4.9 has it (src/query.js): cancel() calls the canceller and returns null,
+    // so the canceller's promise (its CancelRequest connection, which can be reset) is nobody's.
+    class Query extends Promise<never> {
+      canceller: ((query: Query) => Promise<void>) | null = () => {
+        cancelled++;
+        return Promise.reject(reset());
+      };
+      cancel() {
+        // `this.canceller && (this.canceller(this), this.canceller = null)`: the promise is dropped.
+        if (!this.canceller) return this.canceller;
+        this.canceller(this);
+        this.canceller = null;
+        return null;
+      }
+    }
+    const sql = { unsafe: () => new Query(() => {}) };
+    await expect(postgresJsSql(sql as never).query('SELECT 1', [], 5)).rejects.toBeInstanceOf(
+      StatementTimeout,
+    );
+    await settle();
+    expect(cancelled).toBe(1);
+    expect(unhandled).toEqual([]);
+  });
 });

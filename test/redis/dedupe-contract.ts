@@ -10,8 +10,12 @@ export interface DedupeSubject {
 
 /** Long enough that no test, however slow the machine, sees it expire. */
 const LONG = 60_000;
-/** Short enough to wait out in a Redis test; the memory store's clock just moves. */
-const SHORT = 40;
+/**
+ * Short enough to wait out in a Redis or Postgres test; the memory store's clock just moves. Long
+ * enough that a claim outlives the next statement on a loaded machine (40 ms did not: a clean-clone
+ * run saw a pg Client's renew come after its claim had lapsed).
+ */
+const SHORT = 250;
 
 /**
  * The {@link DedupeStore} contract, run against every store so the in-memory default and the

@@ -34,4 +34,24 @@ describe('Stop (the tracker switch usable from any request context)', () => {
     expect(await never).toBe(false);
     expect(await stop.race(Promise.resolve(1))).toBe(false);
   });
+
+  it('a promise raced after the stop that rejects later is never left unhandled', async () => {
+    // close({ timeoutMs: 0 }) stops first, then flush races its work: that work failing later
+    // (its Postgres shut down: read ECONNRESET, seen in CI) must not become an unhandled rejection.
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const stop = new Stop();
+      stop.abort();
+      let fail!: (error: Error) => void;
+      const work = new Promise<number>((_, reject) => (fail = reject));
+      expect(await stop.race(work)).toBe(false);
+      fail(new Error('read ECONNRESET'));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
 });
