@@ -3,7 +3,7 @@ import { NotFoundError } from '../core/errors/index.js';
 import type { AccountStatusParams } from '../resources/accounts.js';
 import { isNotFoundAnswer } from '../resources/accounts.js';
 import type { EntitlementCheckParams } from '../resources/entitlements.js';
-import { type AccountStatus, subscriptionsOf } from '../schemas/account-status.js';
+import { type AccountStatus, isActiveIn } from '../schemas/account-status.js';
 
 /**
  * What the service said, as the cache keeps it. `isActive` and `status` of one account and filter
@@ -37,11 +37,6 @@ export function isDenial(answer: Answer): boolean {
     case 'entitlement':
       return !answer.has_access;
   }
-}
-
-/** The yes/no the reference says is always derivable from `is_active`. */
-export function isActiveIn(status: AccountStatus): boolean {
-  return subscriptionsOf(status).some((s) => s.is_active);
 }
 
 /** The yes/no of `isActive` or `hasEntitlement` in an answer; the documented not-found is a "no". */

@@ -11,7 +11,7 @@ import {
   text,
 } from '../internal/checks.js';
 import { isNotFoundAnswer } from '../resources/accounts.js';
-import { type AccountStatus, subscriptionsOf } from '../schemas/account-status.js';
+import { type AccountStatus, isActiveIn, subscriptionsOf } from '../schemas/account-status.js';
 import type { PaywallLinks } from './links.js';
 import type { AccountState, AccountStateView } from './state-types.js';
 import type { PaywallTarget } from './types.js';
@@ -232,7 +232,7 @@ export async function readState(
   const [s, has, amounts, paywall_url] = await Promise.all([status, features, credits, link]);
   const state: AccountState = {
     account_ref_id,
-    active: s ? subscriptionsOf(s).some((x) => x.is_active) : false,
+    active: s ? isActiveIn(s) : false,
     tier: tierOf(s),
     features: Object.fromEntries(view.features.map(([name], i) => [name, has[i] as boolean])),
     credits: Object.create(null) as AccountState['credits'],

@@ -1,7 +1,7 @@
 import { tellDebits, watchAccounts } from '../util/account-changes.js';
 import { safely } from '../util/safely.js';
 import { problem } from './answer.js';
-import { accountOf, DEFAULT_RETRY_AFTER_S, isUnavailable, retryAfterOf } from './decide.js';
+import { accountOf } from './decide.js';
 import type { PaywallLinks } from './links.js';
 import { headerOf } from './request.js';
 import { Balances, checkView, readState } from './state-read.js';
@@ -13,6 +13,7 @@ import type {
   StateNodeResponse,
 } from './state-types.js';
 import type { GateOptions, GateRequest } from './types.js';
+import { DEFAULT_RETRY_AFTER_S, isUnavailable, retryAfterOf } from './unavailable.js';
 
 /** A JSON state is the account's own and of this moment: no cache, shared or private, may keep it. */
 const JSON_HEADERS = {

@@ -5,7 +5,7 @@ import { type CrossRule, required, segment, text } from '../internal/checks.js';
 import { endpoint } from '../internal/endpoint.js';
 import { APIResource } from '../internal/resource.js';
 import { path } from '../internal/url.js';
-import { type AccountStatus, AccountStatusSchema, subscriptionsOf } from '../schemas/account-status.js';
+import { type AccountStatus, AccountStatusSchema, isActiveIn } from '../schemas/account-status.js';
 import { type FixSubscriptionResult, FixSubscriptionSchema } from '../schemas/fix-subscription.js';
 
 /** Parameters of {@link Accounts.status} and {@link Accounts.isActive}. */
@@ -56,7 +56,7 @@ export const accountStatus = endpoint<AccountStatusParams, AccountStatus>({
 const isActive = endpoint<AccountStatusParams, AccountStatus, boolean>({
   ...accountStatus,
   operation: 'accounts.isActive',
-  transform: (status) => subscriptionsOf(status).some((s) => s.is_active),
+  transform: isActiveIn,
   // Any other 404 (a wrong baseUrl, a proxy's page) throws: answering false would silently put
   // every user behind the paywall.
   recover: (error) => (isNotFoundAnswer(error) ? false : undefined),

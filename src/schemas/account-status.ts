@@ -100,6 +100,16 @@ export function isMultipleStatus(status: AccountStatus): status is AccountStatus
 }
 
 /**
+ * Whether either form has an active subscription: the yes/no the reference says is always
+ * derivable from `is_active`. Read where it is, no list made (a gated route asks on every request).
+ */
+export function isActiveIn(status: AccountStatus): boolean {
+  return isMultipleStatus(status) ? status.subscriptions.some(isActive) : status.is_active;
+}
+
+const isActive = (s: AccountSubscription): boolean => s.is_active;
+
+/**
  * The subscriptions of either form as one list: the single form becomes a list of one.
  *
  * @example
