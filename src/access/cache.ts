@@ -2,7 +2,7 @@ import type { LRUCache } from 'lru-cache';
 import { attemptTimeoutOf, type BillingClient, serviceOf } from '../client.js';
 import type { AccessEvent } from '../core/diagnostics.js';
 import { InvalidRequestError } from '../core/errors/index.js';
-import { abortSignal, check, isPlainObject, type Rule, text } from '../internal/checks.js';
+import { check, isPlainObject, type Rule, text } from '../internal/checks.js';
 import { loadLruCache, warmRequestPath } from '../platform/server.js';
 import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
 import { checkEntitlement, type EntitlementCheckParams } from '../resources/entitlements.js';
@@ -24,7 +24,8 @@ import {
 } from './answers.js';
 import { abortedError, closedError } from './errors.js';
 import { Generations } from './generations.js';
-import { type Checked, LOOKUPS, type LookupSpec, NO_OPTIONS, passes, STAND_IN, statusOf } from './lookups.js';
+import { lookupOptionsOf } from './lookup-options.js';
+import { type Checked, LOOKUPS, type LookupSpec, passes, STAND_IN, statusOf } from './lookups.js';
 import { answerLru } from './lru.js';
 import { type AccessCacheOptions, type ResolvedAccessOptions, resolveAccessOptions } from './options.js';
 
@@ -57,12 +58,6 @@ interface Entry {
 const accessChannel = /* @__PURE__ */ channel('billing-sdk:access');
 const tell = (event: AccessEvent['event'], operation?: AccessEvent['operation']) =>
   publish(accessChannel, (): AccessEvent => (operation ? { event, operation } : { event }));
-
-/** The options of one lookup; `outcome` is the caller's object, filled, so it is checked as one. */
-const lookupOptionRules = {
-  signal: [abortSignal],
-  outcome: [(v: unknown) => (isPlainObject(v) ? undefined : 'must be a plain object')],
-} satisfies Record<keyof AccessLookupOptions, Rule[]>;
 
 /** lru-cache's `get` options of a lookup: a stale answer stays (its refresh still serves it within staleMs). */
 const KEEP_STALE = { noDeleteOnStaleGet: true } as const;
@@ -175,7 +170,7 @@ class Cache implements AccessCache {
       ]);
     }
     const { operation, endpoint, read } = spec;
-    if (params !== undefined && params !== null && isPlainObject(params) && 'account_ref_id' in params) {
+    if (isPlainObject(params) && 'account_ref_id' in params) {
       throw new InvalidRequestError(operation, [
         { field: 'account_ref_id', message: 'is given to the prepared lookup on each call, not here' },
       ]);
@@ -188,7 +183,7 @@ class Cache implements AccessCache {
       endpoint.rules,
       endpoint.cross,
     );
-    const base = this.#lookupOptions(operation, options);
+    const base = lookupOptionsOf(operation, options);
     const ask = spec.prepared(checked);
     const accountRules = endpoint.rules.account_ref_id as Rule[];
     const lookupOf = (account_ref_id: string, given?: AccessLookupOptions): Promise<unknown> => {
@@ -207,18 +202,19 @@ class Cache implements AccessCache {
           read,
         );
       }
-      let signal = base.signal;
-      let outcome = base.outcome;
-      if (given !== undefined) {
-        try {
-          const call = this.#lookupOptions(operation, given);
-          signal = call.signal ?? signal;
-          outcome = call.outcome ?? outcome;
-        } catch (error) {
-          return Promise.reject(error);
-        }
+      let call: AccessLookupOptions;
+      try {
+        call = lookupOptionsOf(operation, given);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      return this.#answer(operation, ask(account_ref_id), signal, outcome, read);
+      return this.#answer(
+        operation,
+        ask(account_ref_id),
+        call.signal ?? base.signal,
+        call.outcome ?? base.outcome,
+        read,
+      );
     };
     return lookupOf as PreparedAccessLookup<AccessLookups[K]['answer']>;
   }
@@ -282,19 +278,12 @@ class Cache implements AccessCache {
     let outcome: AccessLookupOutcome | undefined;
     try {
       const checked = check(operation, params, endpoint.rules, endpoint.cross) as P;
-      ({ signal, outcome } = this.#lookupOptions(operation, options));
+      ({ signal, outcome } = lookupOptionsOf(operation, options));
       q = question(checked);
     } catch (error) {
       return Promise.reject(error);
     }
     return this.#answer(operation, q, signal, outcome, read);
-  }
-
-  /** A lookup's options, checked as one (`outcome` is the caller's object, filled). */
-  #lookupOptions(operation: string, options: AccessLookupOptions | undefined): AccessLookupOptions {
-    return options === undefined
-      ? NO_OPTIONS
-      : (check(operation, options, lookupOptionRules, undefined, 'options.') as AccessLookupOptions);
   }
 
   /** One checked lookup's answer: from memory when it can be, else through #refresh. */
