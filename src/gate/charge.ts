@@ -3,7 +3,7 @@ import type { CreditHold } from '../credits/types.js';
 import type { DebitApproved, DebitResult } from '../schemas/usage.js';
 import { safely } from '../util/safely.js';
 import { randomUUID } from '../util/uuid.js';
-import type { Decider } from './decide.js';
+import type { Decider } from './decider.js';
 import { RouteHold } from './hold.js';
 import { claimKey, KeyClaim, type KeyRefusal, refuseKey, replayKey } from './idempotency.js';
 import { type CheckedNeeds, quantityOf } from './needs.js';

@@ -6,19 +6,11 @@ import { channel, publish } from '../util/diagnostics.js';
 import { safely } from '../util/safely.js';
 import { problem, redirect } from './answer.js';
 import { type Charged, chargeCredits, type Refusal } from './charge.js';
-import type { Idempotency, KeyClaim } from './idempotency.js';
-import type { PaywallLinks } from './links.js';
+import type { Decider } from './decider.js';
+import type { KeyClaim } from './idempotency.js';
 import type { CheckedNeeds, NeedLookup } from './needs.js';
 import { isNavigation } from './request.js';
-import type {
-  GateAllowed,
-  GateDecision,
-  GateNeed,
-  GateOptions,
-  GateRequest,
-  GateSource,
-  PaywallTarget,
-} from './types.js';
+import type { GateAllowed, GateDecision, GateNeed, GateRequest, GateSource, PaywallTarget } from './types.js';
 import { DEFAULT_RETRY_AFTER_S, isUnavailable, retryAfterOf } from './unavailable.js';
 
 /** Decisions go where the access cache's steps go (see core/diagnostics.ts). */
@@ -31,16 +23,6 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> =>
 /** Worst first: a decision is as fresh as its least fresh part. */
 const RANK: Record<GateSource, number> = { fallback: 3, stale: 2, live: 1, cache: 0 };
 const worse = (a: GateSource, b: GateSource): GateSource => (RANK[a] >= RANK[b] ? a : b);
-
-/** What one gate decides with: its options, and its links (shared by every route of the gate). */
-export interface Decider<Req extends GateRequest> {
-  options: GateOptions<Req>;
-  links: PaywallLinks | undefined;
-  /** Where the requests' `Idempotency-Key`s are claimed (gate/idempotency.ts). */
-  keys: Idempotency<Req>;
-  /** Whether a key's claim is renewed while the request is served (an adapter marks it after). */
-  renewClaims: boolean;
-}
 
 /**
  * The decision for one request: who asks (checked on every request), then subscriptions and

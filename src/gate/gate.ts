@@ -2,7 +2,8 @@ import { check, checkOptions, func, integer, oneOf, type Rule, required, text } 
 import { safely } from '../util/safely.js';
 import { after, keepNodeAnswer, watchNode } from './after.js';
 import { cachedNeeds } from './check-needs-cache.js';
-import { type Decider, decide } from './decide.js';
+import { decide } from './decide.js';
+import type { Decider } from './decider.js';
 import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
 import { RouteHold } from './hold.js';
 import { type HonoHandler, honoAdapter } from './hono.js';
