@@ -1,10 +1,10 @@
 import { SpoolError } from '../core/errors/index.js';
 import type { UsageWriteParams } from '../resources/usage.js';
 import type { Clock } from '../util/clock.js';
+import type { Stop } from '../util/stop.js';
 import { trackerBackoff } from './backoff.js';
 import type { BookEntry, EventBook, HandedEntry, Outcome } from './event-book.js';
 import type { Spool, SpooledEvent } from './spool.js';
-import type { Stop } from './stop.js';
 import { createSumWindows, type SumWindows } from './sum-windows.js';
 import type { Work } from './work.js';
 

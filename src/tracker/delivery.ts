@@ -3,6 +3,7 @@ import type { TrackerEvent } from '../core/diagnostics.js';
 import { APIError, BillingError } from '../core/errors/index.js';
 import type { Clock } from '../util/clock.js';
 import { safely } from '../util/safely.js';
+import type { Stop } from '../util/stop.js';
 import { unref } from '../util/timers.js';
 import type { Aggregation } from './aggregation.js';
 import { trackerBackoff } from './backoff.js';
@@ -12,7 +13,6 @@ import type { BookEntry, EventBook, HandedEntry, Outcome } from './event-book.js
 import type { DeadLetterReason, UsageTrackerOptions } from './options.js';
 import { concernsService, isWorthResending } from './send-failure.js';
 import type { Spool, SpoolEntry } from './spool.js';
-import type { Stop } from './stop.js';
 import type { Work } from './work.js';
 
 /** Entries asked of the spool at a time. */

@@ -7,6 +7,7 @@ import type { Clock } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
 import { safely } from '../util/safely.js';
 import { scopedTo } from '../util/service-namespace.js';
+import { Stop } from '../util/stop.js';
 import { MAX_TIMER_MS } from '../util/timers.js';
 import { randomUUID } from '../util/uuid.js';
 import { Aggregation, isSummable } from './aggregation.js';
@@ -21,7 +22,6 @@ import {
   WAIT_UNTIL_WINDOW_MS,
 } from './options.js';
 import type { Spool, SpooledEvent } from './spool.js';
-import { Stop } from './stop.js';
 import { checkStorable } from './storable-event.js';
 import { checkTrackOptions } from './track-options.js';
 import type { TrackerCloseOptions, TrackerCloseResult, TrackOptions, UsageTracker } from './types.js';

@@ -1,6 +1,16 @@
 import { MAX_TIMER_MS, unref } from './timers.js';
 
 /**
+ * What a sleep needs of what cancels it: an `AbortSignal` has it, as has the lighter
+ * `Stop` switch (util/stop.ts).
+ */
+export interface Cancellation {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/**
  * Time as the retry loop sees it. Tests swap it (see {@link withTestClock}) to record the waits the
  * SDK schedules instead of sitting through them.
  */
@@ -19,7 +29,7 @@ export interface Clock {
    */
   sleep(
     ms: number,
-    signal: AbortSignal | undefined,
+    signal: Cancellation | undefined,
     onAbort: () => Error,
     background?: boolean,
   ): Promise<void>;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { Stop } from '../../src/tracker/stop.js';
+import { realClock } from '../../src/util/clock.js';
+import { Stop } from '../../src/util/stop.js';
 
-describe('Stop (the tracker switch usable from any request context)', () => {
+describe("Stop (the switch usable from any request context: the tracker, a claim's renewals)", () => {
   it('hands each step a fresh signal that aborts when it stops, and forgets it once the step is done', async () => {
     const stop = new Stop();
     const seen: AbortSignal[] = [];
@@ -53,5 +54,19 @@ describe('Stop (the tracker switch usable from any request context)', () => {
     } finally {
       process.off('unhandledRejection', onUnhandled);
     }
+  });
+
+  it("cancels the SDK's one sleep as an AbortSignal does, and forgets a finished sleep's listener", async () => {
+    const stopped = new Error('stopped');
+    const stop = new Stop();
+    // A finished sleep leaves nothing behind: aborting later calls no stale listener.
+    await realClock.sleep(1, stop, () => stopped);
+    const waiting = realClock.sleep(60_000, stop, () => stopped, true);
+    const started = performance.now();
+    stop.abort();
+    await expect(waiting).rejects.toBe(stopped);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    // Already stopped: a new sleep rejects at once.
+    await expect(realClock.sleep(60_000, stop, () => stopped)).rejects.toBe(stopped);
   });
 });

@@ -1,5 +1,6 @@
 /**
- * The tracker's "close gave up" switch, usable from any request's context. Not an `AbortSignal`:
+ * A stop switch, usable from any request's context: the tracker's "close gave up", a claim's end
+ * of renewals. Not an `AbortSignal`:
  * workerd binds an `AbortSignal` to the request that made it, and a tracker kept at module scope (made
  * by one request, used by every later one) would throw "Cannot perform I/O on behalf of a different
  * request" at the first look at it from a later request, silently, in a timer, and send nothing more.
@@ -21,6 +22,20 @@ export class Stop {
     this.#aborted = true;
     for (const listener of [...this.#listeners]) listener();
     this.#listeners.clear();
+  }
+
+  /**
+   * Calls `listener` once this stops, as an `AbortSignal`'s `'abort'` listener is called: the SDK's
+   * one sleep waits on this as on a signal (see {@link Cancellation}), without an `AbortController`
+   * and its `DOMException` per wait (a webhook's claim makes one per delivery).
+   */
+  addEventListener(_type: 'abort', listener: () => void): void {
+    this.#listeners.add(listener);
+  }
+
+  /** Forgets a listener given to {@link addEventListener}. */
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    this.#listeners.delete(listener);
   }
 
   /** Runs `step` with an `AbortSignal` made now, in the caller's context, that aborts when this stops. */
