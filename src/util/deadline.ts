@@ -9,13 +9,18 @@
  */
 export function withDeadline<T>(promise: Promise<T>, ms: number, late: () => Error): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => setTimeout(() => reject(late()), 0), ms);
+    let settled = false;
+    // `late` runs only for a call still unanswered after that turn: it may act (a Postgres cancel
+    // names a connection, not a statement, and sent late would cancel the next one).
+    const timer = setTimeout(() => setTimeout(() => settled || reject(late()), 0), ms);
     promise.then(
       (value) => {
+        settled = true;
         clearTimeout(timer);
         resolve(value);
       },
       (error: unknown) => {
+        settled = true;
         clearTimeout(timer);
         reject(error);
       },

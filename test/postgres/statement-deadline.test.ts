@@ -73,4 +73,22 @@ describe('a statement past its bound', () => {
     expect(cancelled).toBe(1);
     expect(unhandled).toEqual([]);
   });
+
+  it('a statement answered while its deadline fired is never cancelled (the cancel would reach the next one)', async () => {
+    // The reply and the expired timer ready together (a busy process): the deadline gives the reply
+    // one more turn, and must not cancel once it came. A CancelRequest names the connection, not
+    // the statement: sent late, it cancels whatever that connection runs next.
+    let cancels = 0;
+    let answer!: (rows: string[]) => void;
+    const work = new Promise<string[]>((resolve) => (answer = resolve));
+    const result = withDeadline(work, 20, () => void cancels++);
+    setTimeout(() => answer(['row']), 20);
+    const busyUntil = performance.now() + 40;
+    while (performance.now() < busyUntil) {
+      // Both timers expire before the loop looks: the deadline's runs first, then the reply's.
+    }
+    await expect(result).resolves.toEqual(['row']);
+    await settle();
+    expect(cancels).toBe(0);
+  });
 });
