@@ -9,33 +9,31 @@ export const lookupOptionRules = {
 } satisfies Record<keyof AccessLookupOptions, Rule[]>;
 
 /**
- * A lookup's options, checked: `options` holding nothing but a valid `signal` and `outcome` (what
- * the gate passes on every request) is read by name, each field once; anything else goes to
- * `check`, which accepts what it accepts (a `null`) and refuses the rest in its own words. By
- * name because check's walk is generic: inside a framework it cost the gate about 1 µs a request
- * (`npm run bench -- --gate`, Express). A property test holds the two to the same answers.
+ * A lookup's options, checked. Options holding no field but `signal` and `outcome` are read once,
+ * by name; when there is no signal and the outcome is a plain object (what the gate passes on every
+ * request) they are taken as read, and anything else goes to `check` (on what was read, so no
+ * getter is read twice), which accepts what it accepts (a `null`) and refuses the rest in its own
+ * words. By name because check's walk is generic: inside a framework it cost the gate about 1 µs
+ * a request (`npm run bench -- --gate`, Express). A property test holds the two to the same answers.
  */
 export function lookupOptionsOf(
   operation: string,
   options: AccessLookupOptions | undefined,
 ): AccessLookupOptions {
   if (options === undefined) return NO_OPTIONS;
-  return (
-    byName(options) ??
-    (check(operation, options, lookupOptionRules, undefined, 'options.') as AccessLookupOptions)
-  );
+  const read = byName(options);
+  if (read && read.signal === undefined && (read.outcome === undefined || isPlainObject(read.outcome))) {
+    return read;
+  }
+  return check(operation, read ?? options, lookupOptionRules, undefined, 'options.') as AccessLookupOptions;
 }
 
-/** `{ signal, outcome }` of options with no other field and both valid or absent, else `undefined`. */
+/** `{ signal, outcome }` of plain options with no other field, each read once; else `undefined`. */
 function byName(options: unknown): AccessLookupOptions | undefined {
   if (!isPlainObject(options)) return undefined;
   for (const key in options) {
     if (Object.hasOwn(options, key) && key !== 'signal' && key !== 'outcome') return undefined;
   }
   const { signal, outcome } = options as AccessLookupOptions;
-  // A `null` (absent to check) or `''` (refused) is check's to read, as is any other value.
-  const valid =
-    (signal === undefined || (signal !== null && !abortSignal(signal))) &&
-    (outcome === undefined || isPlainObject(outcome));
-  return valid ? { signal, outcome } : undefined;
+  return { signal, outcome };
 }

@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '../core/errors/index.js';
-import { withDeadline } from './statement-deadline.js';
+import { StatementTimeout, withDeadline } from './statement-deadline.js';
 
 // The driver shapes `billing-sdk/postgres` reads, duck-typed (no driver is ever imported), and the
 // statement runners over them. driver.ts builds a Db on them; transaction.ts, a caller's transaction.
@@ -122,7 +122,14 @@ export function pgSql(client: Pick<PgClient, 'query'>): Sql {
       if (timeoutMs === undefined) return (await client.query(text, [...params])).rows as T[];
       // node-postgres's own read timeout frees the call: a pool destroys the client it failed on.
       const config = { text, values: [...params], query_timeout: timeoutMs } as unknown as string;
-      return (await withDeadline(client.query(config), timeoutMs)).rows as T[];
+      // Its timer and the deadline share the bound, and either may fire first: its failure (a bare
+      // Error with no code) is the statement timing out too, transient like any StatementTimeout.
+      const answer = client.query(config).catch((error: unknown) => {
+        throw error instanceof Error && error.message === 'Query read timeout'
+          ? new StatementTimeout(timeoutMs)
+          : error;
+      });
+      return (await withDeadline(answer, timeoutMs)).rows as T[];
     },
   };
 }

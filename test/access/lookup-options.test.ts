@@ -66,4 +66,19 @@ describe("a lookup's per-call options", () => {
     // Not a plain object (its prototype is another object): refused as check refuses it.
     expect(() => lookupOptionsOf('access.isActive', inherited)).toThrow(/options must be a plain object/);
   });
+
+  it('read each field once: a getter that answers differently the second time changes nothing', () => {
+    let reads = 0;
+    const signal = {
+      get aborted() {
+        if (++reads > 1) throw new TypeError('read twice');
+        return false;
+      },
+      addEventListener() {},
+      removeEventListener() {},
+    };
+    expect(() => lookupOptionsOf('access.isActive', { signal, outcome: 5 } as never)).toThrow(
+      /options\.outcome must be a plain object/,
+    );
+  });
 });

@@ -1,5 +1,8 @@
+import { createServer } from 'node:net';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postgresJsSql } from '../../src/postgres/driver-shapes.js';
+import { postgresSpool } from '../../src/postgres/index.js';
 import { StatementTimeout, withDeadline } from '../../src/postgres/statement-deadline.js';
 
 // postgres.js cancels a statement on a connection of its own, and its `cancel()` answers a promise:
@@ -90,5 +93,32 @@ describe('a statement past its bound', () => {
     await expect(result).resolves.toEqual(['row']);
     await settle();
     expect(cancels).toBe(0);
+  });
+
+  it('node-postgres: a statement that gets no answer is a transient SpoolError, whichever timer fires first', async () => {
+    // A server that takes the connection, says it is ready, then answers nothing (a lock wait, a
+    // hung server). node-postgres's own read timeout (query_timeout) and the SDK's deadline share
+    // the bound: its "Query read timeout" must read as the statement timing out, not as a refusal.
+    const ready = Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 0, 0x5a, 0, 0, 0, 5, 0x49]);
+    const server = createServer((socket) => {
+      socket.once('data', () => socket.write(ready));
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    const pool = new pg.Pool({ host: '127.0.0.1', port, user: 'x', database: 'x', password: 'x', max: 4 });
+    pool.on('error', () => {});
+    try {
+      for (let i = 0; i < 5; i++) {
+        // Idle clients in the pool: node-postgres's timer then starts right after the SDK's.
+        const clients = await Promise.all([pool.connect(), pool.connect()]);
+        for (const client of clients) client.release();
+        const spool = postgresSpool(pool, { timeoutMs: 30 });
+        await expect(spool.open()).rejects.toMatchObject({ name: 'SpoolError', code: 'unavailable' });
+      }
+    } finally {
+      await pool.end().catch(() => {});
+      server.close();
+    }
   });
 });
