@@ -21,8 +21,10 @@ export interface Question {
   operation: 'accounts.status' | 'entitlements.check';
   /** The account whose invalidation drops this answer. */
   account: string;
-  /** Identifies the answer across instances (no generation in it). */
-  key: string;
+  /** The question without the account: the same for every account a route asks about. */
+  head: string;
+  /** Identifies the answer across instances (no generation in it): `head` and the account. */
+  readonly key: string;
   /** Asks the service. `signal` is the cache's own, never a caller's: the request is shared. */
   ask(billing: BillingClient, signal: AbortSignal): Promise<Answer>;
 }
@@ -59,11 +61,11 @@ const json = (value: string | undefined): string =>
   value === undefined ? 'null' : ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`;
 
 /**
- * The key of a question: its kind and parameters as JSON, then the account (last, so no two
- * questions share a key). The same across instances and versions (a shared store's key).
+ * The head of a question's key: its kind and parameters as JSON; the account follows it (last, so no
+ * two questions share a key). The same across instances and versions (a shared store's key).
  */
-const keyOf = (kind: string, a: string | undefined, b: string | undefined, account: string): string =>
-  `${kind} ${json(a)} ${json(b)} ${account}`;
+const headOf = (kind: string, a: string | undefined, b: string | undefined): string =>
+  `${kind} ${json(a)} ${json(b)} `;
 
 /**
  * The service's documented not-found answer (an unknown account) is an answer, "no access", for
@@ -74,17 +76,55 @@ function notFoundAnswer(error: unknown): Answer {
   throw error;
 }
 
+/**
+ * A question: one object, its key made only when a shared store asks for it, its request only when
+ * the cache has no answer (a lookup answered from memory, a gated request's usual case, reads
+ * `head` and `account` alone).
+ */
+abstract class AskedOf<F extends object> implements Question {
+  abstract readonly operation: Question['operation'];
+
+  constructor(
+    readonly head: string,
+    readonly account: string,
+    /** The parameters besides the account, as the unprepared call passes them. */
+    protected readonly filter: F,
+  ) {}
+
+  get key(): string {
+    return this.head + this.account;
+  }
+
+  abstract ask(billing: BillingClient, signal: AbortSignal): Promise<Answer>;
+}
+
+class StatusAsked extends AskedOf<Omit<AccountStatusParams, 'account_ref_id'>> {
+  get operation() {
+    return 'accounts.status' as const;
+  }
+
+  ask(billing: BillingClient, signal: AbortSignal): Promise<Answer> {
+    return billing.accounts
+      .status({ ...this.filter, account_ref_id: this.account }, { signal })
+      .then((status): Answer => ({ kind: 'status', status }), notFoundAnswer);
+  }
+}
+
+class EntitlementAsked extends AskedOf<Omit<EntitlementCheckParams, 'account_ref_id'>> {
+  get operation() {
+    return 'entitlements.check' as const;
+  }
+
+  ask(billing: BillingClient, signal: AbortSignal): Promise<Answer> {
+    return billing.entitlements
+      .check({ ...this.filter, account_ref_id: this.account }, { signal })
+      .then(({ has_access }): Answer => ({ kind: 'entitlement', has_access }), notFoundAnswer);
+  }
+}
+
 /** The question behind `isActive` and `status` (parameters already checked). */
 export function statusQuestion(params: AccountStatusParams): Question {
-  return {
-    operation: 'accounts.status',
-    account: params.account_ref_id,
-    key: keyOf('status', params.subscription, params.tier, params.account_ref_id),
-    ask: (billing, signal) =>
-      billing.accounts
-        .status(params, { signal })
-        .then((status): Answer => ({ kind: 'status', status }), notFoundAnswer),
-  };
+  return new StatusAsked(headOf('status', params.subscription, params.tier), params.account_ref_id, params);
 }
 
 /**
@@ -93,49 +133,30 @@ export function statusQuestion(params: AccountStatusParams): Question {
  */
 export function preparedStatusQuestion(params: Record<string, unknown>): (account: string) => Question {
   const { subscription, tier } = params as Partial<AccountStatusParams>;
-  const head = `status ${json(subscription)} ${json(tier)} `;
+  const head = headOf('status', subscription, tier);
   // Only the filters given, as the unprepared call passes them.
   const filter = {
     ...(subscription === undefined ? {} : { subscription }),
     ...(tier === undefined ? {} : { tier }),
   };
-  return (account) => ({
-    operation: 'accounts.status',
-    account,
-    key: head + account,
-    ask: (billing, signal) =>
-      billing.accounts
-        .status({ account_ref_id: account, ...filter }, { signal })
-        .then((status): Answer => ({ kind: 'status', status }), notFoundAnswer),
-  });
+  return (account) => new StatusAsked(head, account, filter);
 }
 
 /** As {@link preparedStatusQuestion}, for `hasEntitlement`. */
 export function preparedEntitlementQuestion(params: Record<string, unknown>): (account: string) => Question {
   const { product_code, entitlement_code } = params as unknown as EntitlementCheckParams;
-  const head = `entitlement ${json(product_code)} ${json(entitlement_code)} `;
-  return (account) => ({
-    operation: 'entitlements.check',
-    account,
-    key: head + account,
-    ask: (billing, signal) =>
-      billing.entitlements
-        .check({ account_ref_id: account, product_code, entitlement_code }, { signal })
-        .then(({ has_access }): Answer => ({ kind: 'entitlement', has_access }), notFoundAnswer),
-  });
+  const head = headOf('entitlement', product_code, entitlement_code);
+  const filter = { product_code, entitlement_code };
+  return (account) => new EntitlementAsked(head, account, filter);
 }
 
 /** The question behind `hasEntitlement` (parameters already checked). */
 export function entitlementQuestion(params: EntitlementCheckParams): Question {
-  return {
-    operation: 'entitlements.check',
-    account: params.account_ref_id,
-    key: keyOf('entitlement', params.product_code, params.entitlement_code, params.account_ref_id),
-    ask: (billing, signal) =>
-      billing.entitlements
-        .check(params, { signal })
-        .then(({ has_access }): Answer => ({ kind: 'entitlement', has_access }), notFoundAnswer),
-  };
+  return new EntitlementAsked(
+    headOf('entitlement', params.product_code, params.entitlement_code),
+    params.account_ref_id,
+    params,
+  );
 }
 
 /** An answer as JSON for a shared store: a not-found keeps only what rebuilds its error. */

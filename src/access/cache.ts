@@ -1,9 +1,8 @@
-import type { LRUCache } from 'lru-cache';
 import { attemptTimeoutOf, type BillingClient, serviceOf } from '../client.js';
 import type { AccessEvent } from '../core/diagnostics.js';
 import { InvalidRequestError } from '../core/errors/index.js';
 import { check, isPlainObject, type Rule, text } from '../internal/checks.js';
-import { loadLruCache, warmRequestPath } from '../platform/server.js';
+import { warmRequestPath } from '../platform/server.js';
 import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
 import { checkEntitlement, type EntitlementCheckParams } from '../resources/entitlements.js';
 import type { AccountStatus } from '../schemas/account-status.js';
@@ -12,6 +11,7 @@ import { type Clock, clockOf } from '../util/clock.js';
 import { channel, publish } from '../util/diagnostics.js';
 import { scopedTo } from '../util/service-namespace.js';
 import { untilSignal } from '../util/signals.js';
+import { AnswerTable, type Slot } from './answer-table.js';
 import {
   type Answer,
   entitlementQuestion,
@@ -26,7 +26,6 @@ import { abortedError, closedError } from './errors.js';
 import { Generations } from './generations.js';
 import { lookupOptionsOf } from './lookup-options.js';
 import { type Checked, LOOKUPS, type LookupSpec, passes, STAND_IN, statusOf } from './lookups.js';
-import { answerLru } from './lru.js';
 import { type AccessCacheOptions, type ResolvedAccessOptions, resolveAccessOptions } from './options.js';
 
 import type {
@@ -49,18 +48,24 @@ export type {
 } from './types.js';
 
 /** An answer and when the service gave it (the cache's clock). */
-interface Entry {
+interface Given {
   answer: Answer;
   at: number;
 }
 
+/** A kept answer: until when it is fresh, too. */
+interface Entry extends Given {
+  expires: number;
+}
+
 /** Where the cache's steps are published (see core/diagnostics.ts); `undefined` in browsers. */
 const accessChannel = /* @__PURE__ */ channel('billing-sdk:access');
-const tell = (event: AccessEvent['event'], operation?: AccessEvent['operation']) =>
+const tell = (event: AccessEvent['event'], operation?: AccessEvent['operation']): void => {
+  // Checked before the event's maker is made: every lookup tells, and nobody listens in most apps.
+  if (accessChannel?.hasSubscribers) publishStep(event, operation);
+};
+const publishStep = (event: AccessEvent['event'], operation?: AccessEvent['operation']): void =>
   publish(accessChannel, (): AccessEvent => (operation ? { event, operation } : { event }));
-
-/** lru-cache's `get` options of a lookup: a stale answer stays (its refresh still serves it within staleMs). */
-const KEEP_STALE = { noDeleteOnStaleGet: true } as const;
 
 /** How often an instance looks whether another one's request for the same answer is done. */
 const SHARED_POLL_MS = 10;
@@ -109,9 +114,7 @@ class Cache implements AccessCache {
   readonly #o: ResolvedAccessOptions;
   readonly #clock: Clock;
   readonly #generations: Generations;
-  /** Made on the first lookup: lru-cache loads then, not when the SDK is imported (~5 ms in Node). */
-  #lru: LRUCache<string, Entry, Question> | undefined;
-  #loading: Promise<LRUCache<string, Entry, Question>> | undefined;
+  readonly #table: AnswerTable<Entry>;
   /** Aborts requests in flight on close (never a caller's signal: requests are shared). */
   readonly #steps = new Set<AbortController>();
   readonly #counts = { hits: 0, misses: 0, stale: 0, refreshes: 0, invalidations: 0 };
@@ -126,6 +129,7 @@ class Cache implements AccessCache {
     this.#billing = billing;
     this.#o = o;
     this.#clock = clock;
+    this.#table = new AnswerTable(o.maxEntries);
     // Each move of an account (invalidated here or through the store) reaches gate.state's streams.
     this.#generations = new Generations(Math.max(o.maxEntries, 10_000), (a) => tellAccount(this, a));
     this.#unwatch = o.store
@@ -239,7 +243,7 @@ class Cache implements AccessCache {
   }
 
   stats(): AccessCacheStats {
-    return { ...this.#counts, entries: this.#lru?.size ?? 0 };
+    return { ...this.#counts, entries: this.#table.size };
   }
 
   async close(): Promise<void> {
@@ -247,18 +251,7 @@ class Cache implements AccessCache {
     this.#closed = true;
     this.#unwatch();
     for (const step of this.#steps) step.abort();
-    this.#lru?.clear();
-  }
-
-  /** The LRU, made once; concurrent first lookups share one load. */
-  #load(): Promise<LRUCache<string, Entry, Question>> {
-    this.#loading ??= loadLruCache().then(({ LRUCache }) => {
-      this.#lru = answerLru<Entry, Question>(LRUCache, this.#clock, this.#o, (stale, set, q) =>
-        this.#refresh(q, stale, set),
-      );
-      return this.#lru;
-    });
-    return this.#loading;
+    this.#table.clear();
   }
 
   /**
@@ -297,59 +290,64 @@ class Cache implements AccessCache {
     if (this.#closed) throw closedError(operation);
     // Before anything is sent, as the client does.
     if (signal?.aborted) throw abortedError(operation, signal);
-    // Before the key: an invalidation while lru-cache loads moves the account on for this lookup too.
-    const lru = this.#lru ?? (await this.#load());
-    if (this.#closed) throw closedError(operation);
-    if (signal?.aborted) throw abortedError(operation, signal);
-    const key = `${this.#generations.of(q.account)} ${q.key}`;
-    // A fresh answer is read as it is: lru-cache's fetch would cost a promise and a status per hit.
-    // Never deleted here when stale (the refresh below still serves it within staleMs).
-    const fresh = lru.get(key, KEEP_STALE);
-    if (fresh !== undefined) {
+    const gen = this.#generations.of(q.account);
+    const now = this.#clock.now();
+    let slot = this.#table.get(q.head, q.account);
+    // An answer of an earlier generation (an invalidation since) is never served.
+    const held = slot?.gen === gen ? slot.entry : undefined;
+    if (held !== undefined && now <= held.expires) {
+      (slot as Slot<Entry>).used = true;
       this.#counts.hits++;
       tell('hit', q.operation);
       if (outcome) outcome.source = 'cache';
-      return read(fresh.answer);
+      return read(held.answer);
     }
-    const held = lru.peek(key, { allowStale: true });
+    if (slot === undefined) slot = this.#table.add(q.head, q.account, gen);
+    else if (slot.gen !== gen) {
+      // The answer and the refresh of before the invalidation are left to those who asked then.
+      slot.gen = gen;
+      slot.entry = undefined;
+      slot.pending = undefined;
+    }
     // Past staleMs an answer is never served, not even while its refresh runs.
-    const usable = held !== undefined && this.#clock.now() - held.at < this.#o.staleMs;
+    const usable = held !== undefined && now - held.at < this.#o.staleMs;
     // A "no" past its ttl waits for the fresh answer (a customer who just paid gets in at once);
     // it stands in only when that answer fails (the service is down). A "yes" is served at once.
     const denial = usable && isDenial(held.answer);
-    const status: LRUCache.Status<string, Entry, Question> = {};
-    const pending = lru.fetch(key, {
-      allowStale: usable && !denial,
-      allowStaleOnFetchRejection: denial,
-      context: q,
-      status,
-    });
-    const step = status.returnedStale ? 'stale' : status.fetch === 'hit' ? 'hit' : 'miss';
-    this.#counts[step === 'hit' ? 'hits' : step === 'miss' ? 'misses' : 'stale']++;
-    tell(step, q.operation);
-    const entry = await (signal
-      ? untilSignal(pending, signal, () => abortedError(operation, signal))
-      : pending);
-    // lru-cache answers nothing only for a request it dropped, which only close() does.
-    if (!entry) throw closedError(operation);
-    if (outcome) {
-      // The held "no" given back because its refresh failed is stale too.
-      const stale = step === 'stale' || (denial && entry === held);
-      outcome.source = stale ? 'stale' : step === 'hit' ? 'cache' : 'live';
+    const pending = slot.pending ?? this.#table.fill(slot, this.#refresh(q, held));
+    if (usable && !denial) {
+      slot.used = true;
+      this.#counts.stale++;
+      tell('stale', q.operation);
+      if (outcome) outcome.source = 'stale';
+      return read(held.answer);
     }
+    this.#counts.misses++;
+    tell('miss', q.operation);
+    const answered = denial ? pending.catch(() => held) : pending;
+    let entry: Entry;
+    try {
+      entry = await (signal
+        ? untilSignal(answered, signal, () => abortedError(operation, signal))
+        : answered);
+    } catch (error) {
+      throw this.#closed ? closedError(operation) : error;
+    }
+    // The held "no" given back because its refresh failed is stale too.
+    if (outcome) outcome.source = entry === held ? 'stale' : 'live';
     return read(entry.answer);
   }
 
-  /** Fills or refreshes one answer: lru-cache calls it once per key at a time (single-flight). */
-  async #refresh(q: Question, stale: Entry | undefined, set: { ttl?: number }): Promise<Entry> {
+  /** Fills or refreshes one answer: the table runs one per slot at a time (single-flight). */
+  async #refresh(q: Question, stale: Entry | undefined): Promise<Entry> {
     this.#counts.refreshes++;
     tell('refresh', q.operation);
     try {
       const shared = this.#o.store && this.#clock.now() >= this.#storePausedUntil;
-      const entry = shared ? await this.#shared(q) : await this.#ask(q);
-      const ttl = isDenial(entry.answer) ? this.#o.denyTtlMs : this.#o.ttlMs;
-      set.ttl = Math.max(1, ttl - (this.#clock.now() - entry.at));
-      return entry;
+      const got = shared ? await this.#shared(q) : await this.#ask(q);
+      const ttl = isDenial(got.answer) ? this.#o.denyTtlMs : this.#o.ttlMs;
+      // Fresh for its ttl from when the service gave it (a shared store's answer may be older).
+      return { answer: got.answer, at: got.at, expires: Math.max(this.#clock.now() + 1, got.at + ttl) };
     } catch (error) {
       tell('error', q.operation);
       // Lookups that waited get the error; one that was served the old answer never sees it.
@@ -358,7 +356,7 @@ class Cache implements AccessCache {
     }
   }
 
-  async #ask(q: Question): Promise<Entry> {
+  async #ask(q: Question): Promise<Given> {
     const answer = await this.#abortable((signal) => q.ask(this.#billing, signal));
     return { answer, at: this.#clock.now() };
   }
@@ -384,7 +382,7 @@ class Cache implements AccessCache {
    * gets the key's lease, or waits for the instance that has it, at most as long as one attempt of
    * its own would take. The store failing never fails the lookup: the service is asked.
    */
-  async #shared(q: Question): Promise<Entry> {
+  async #shared(q: Question): Promise<Given> {
     const store = this.#o.store as NonNullable<ResolvedAccessOptions['store']>;
     const leaseMs = attemptTimeoutOf(this.#billing);
     // The store may answer this instance for long; its first request may then come after an
@@ -407,7 +405,7 @@ class Cache implements AccessCache {
         return { answer: shared, at: this.#clock.now() - read.answer.ageMs };
       }
       if (read.leased) {
-        let entry: Entry;
+        let entry: Given;
         try {
           entry = await this.#ask(q);
         } catch (error) {

@@ -192,10 +192,16 @@ const headerText = (value: unknown): string | undefined =>
  * closes the claim. Any other request's response is left as it is: no work without a key.
  */
 export function keepNodeAnswer(res: object, decision: GateAllowed): void {
-  const claim = decision.idempotency instanceof KeyClaim ? decision.idempotency : undefined;
-  const kept = claim?.answerBody();
-  const r = res as NodeWrites;
-  if (!claim || !kept || typeof r.end !== 'function' || typeof r.writeHead !== 'function') return;
+  if (decision.idempotency instanceof KeyClaim) keepWrites(res as NodeWrites, decision.idempotency);
+}
+
+/**
+ * The wrapping itself, apart: its closures' variables are allocated when a function starts, and
+ * every allowed request passes through {@link keepNodeAnswer}.
+ */
+function keepWrites(r: NodeWrites, claim: KeyClaim): void {
+  const kept = claim.answerBody();
+  if (!kept || typeof r.end !== 'function' || typeof r.writeHead !== 'function') return;
   const { writeHead, write, end } = r;
   // Fastify hands its headers to writeHead, where getHeader never sees them.
   const given = new Map<string, string>();

@@ -2,7 +2,6 @@
  * The browser/worker build's `server.ts` (read that file first): tsup.config.ts compiles this
  * source in its place, and only in that build.
  */
-import { LRUCache } from 'lru-cache';
 import pRetry from 'p-retry';
 import type { Dispatcher } from 'undici';
 import type { DiagnosticsModule } from './diagnostics-module.js';
@@ -22,11 +21,6 @@ export function defaultEngine(_dispatcher: Dispatcher | undefined): Engine | und
 /** Static here: a chunk of its own would cost an app more bytes than it saves. */
 export async function loadPRetry(): Promise<typeof pRetry> {
   return pRetry;
-}
-
-/** Static here: a chunk of its own would cost an app with an access cache more bytes than it saves. */
-export async function loadLruCache(): Promise<{ LRUCache: typeof LRUCache }> {
-  return { LRUCache };
 }
 
 /** Nothing to load ahead here: no undici, and ky's module start-up costs a browser little. */

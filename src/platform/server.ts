@@ -14,7 +14,7 @@
  * - `diagnosticsModule`: `node:diagnostics_channel` (imported on servers; in the browser/worker build
  *   taken from `process.getBuiltinModule` where the runtime has it, as workerd with `nodejs_compat`
  *   does, so browsers see no Node built-in and publish nothing).
- * - `loadPRetry`, `loadJoseVerify`, `loadLruCache`: loaded on first use on servers (import time); static in
+ * - `loadPRetry`, `loadJoseVerify`: loaded on first use on servers (import time); static in
  *   bundles, where a chunk of their own would cost more bytes than it saves (p-retry) or be shared
  *   with signing (jose's verify part).
  * - `warmRequestPath`: loads ky and (in Node) undici ahead of a first request (warm.ts); nothing to
@@ -24,7 +24,6 @@
 export { defaultEngine } from './default-engine.js';
 export { diagnosticsModule } from './diagnostics.js';
 export { loadJoseVerify } from './load-jose-verify.js';
-export { loadLruCache } from './load-lru-cache.js';
 export { loadPRetry } from './load-p-retry.js';
 export { userAgent } from './user-agent.js';
 export { warmRequestPath } from './warm.js';
