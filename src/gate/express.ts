@@ -23,8 +23,7 @@ export function expressAdapter<Req>(
     // Watched from the start: a client that leaves while the gate decides frees its hold at once.
     const watch = route.hasWorkAfter ? watchNode(route, req, res, () => res.statusCode) : undefined;
     return route
-      .decide(req)
-      .then((d) => {
+      .decide(req, (d) => {
         if (!d.allowed) return writeNode(res, d.response);
         res.locals ??= {};
         res.locals.billing = d;

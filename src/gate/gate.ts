@@ -2,7 +2,7 @@ import { check, checkOptions, func, integer, oneOf, type Rule, required, text } 
 import { safely } from '../util/safely.js';
 import { after, keepNodeAnswer, watchNode } from './after.js';
 import { cachedNeeds } from './check-needs-cache.js';
-import { decide } from './decide.js';
+import { decide, type Then } from './decide.js';
 import type { Decider } from './decider.js';
 import { expressAdapter, type NodeHandler, type NodeNext } from './express.js';
 import { RouteHold } from './hold.js';
@@ -176,7 +176,7 @@ export function createGate<Req extends GateRequest = Request>(options: GateOptio
       // Credits: the claim of a request's Idempotency-Key is marked by the answer (gate/idempotency.ts).
       hasWorkAfter: needs.usage.length > 0 || needs.credits.length > 0,
       waitUntil: given.waitUntil,
-      decide: (request) => decide(decider, request, needs),
+      decide: <T>(request: Req, then?: Then<T>) => decide(decider, request, needs, then),
       finish: (request, allowed, status, waitUntil = given.waitUntil) =>
         finish(needs, request, allowed, status, waitUntil),
     };

@@ -1,3 +1,4 @@
+import type { Then } from './decide.js';
 import type { GateAllowed, GateDecision } from './types.js';
 
 /** A platform's `waitUntil`: keeps the function or isolate alive until `promise` settles. */
@@ -16,8 +17,9 @@ export interface GateRoute<Req> {
   readonly hasWorkAfter: boolean;
   /** The gate's `waitUntil` option: what an adapter uses when the request brings none. */
   readonly waitUntil: WaitUntil | undefined;
-  /** The decision (see decide). */
+  /** The decision (see decide), or what `then` makes of it, run in the turn it is made. */
   decide(request: Req): Promise<GateDecision>;
+  decide<T>(request: Req, then: Then<T>): Promise<T>;
   /**
    * After the answer with `status` (`undefined`: the handler threw, or the connection closed before
    * an answer): the hold settled after a 2xx and released otherwise, the usage tracked after a 2xx;
