@@ -480,7 +480,7 @@ describe('createAccessCache: a failing store', () => {
 });
 
 describe('createAccessCache: bounded memory', () => {
-  it('keeps at most maxEntries answers of 100k keys, least recently used first out', async () => {
+  it('keeps at most maxEntries answers of 100k keys, the ones not read lately first out', async () => {
     // Answers come from a store the test fills, so 100k keys need no 100k requests.
     const store = answeringStore();
     const access = createAccessCache(clientFor(mock.server), { maxEntries: 1_000, store });
