@@ -29,6 +29,17 @@ export interface Question {
   ask(billing: BillingClient, signal: AbortSignal): Promise<Answer>;
 }
 
+/**
+ * A question for any account: what a lookup answered from memory reads (`head` and `operation`),
+ * and the question itself, made only when the service or a shared store must be asked. A prepared
+ * lookup holds one per route; an unprepared one is its own question.
+ */
+export interface Asking {
+  readonly head: string;
+  readonly operation: Question['operation'];
+  question(account: string): Question;
+}
+
 /** A "no": kept for `denyTtlMs` rather than `ttlMs`. */
 export function isDenial(answer: Answer): boolean {
   switch (answer.kind) {
@@ -81,7 +92,7 @@ function notFoundAnswer(error: unknown): Answer {
  * the cache has no answer (a lookup answered from memory, a gated request's usual case, reads
  * `head` and `account` alone).
  */
-abstract class AskedOf<F extends object> implements Question {
+abstract class AskedOf<F extends object> implements Question, Asking {
   abstract readonly operation: Question['operation'];
 
   constructor(
@@ -93,6 +104,11 @@ abstract class AskedOf<F extends object> implements Question {
 
   get key(): string {
     return this.head + this.account;
+  }
+
+  /** Itself: an unprepared lookup's question is made for its one account. */
+  question(): Question {
+    return this;
   }
 
   abstract ask(billing: BillingClient, signal: AbortSignal): Promise<Answer>;
@@ -123,7 +139,7 @@ class EntitlementAsked extends AskedOf<Omit<EntitlementCheckParams, 'account_ref
 }
 
 /** The question behind `isActive` and `status` (parameters already checked). */
-export function statusQuestion(params: AccountStatusParams): Question {
+export function statusQuestion(params: AccountStatusParams): Question & Asking {
   return new StatusAsked(headOf('status', params.subscription, params.tier), params.account_ref_id, params);
 }
 
@@ -131,7 +147,7 @@ export function statusQuestion(params: AccountStatusParams): Question {
  * The questions behind `isActive` and `status` for one filter (checked), by account: the key's
  * filter part made once, so each call costs the account alone.
  */
-export function preparedStatusQuestion(params: Record<string, unknown>): (account: string) => Question {
+export function preparedStatusQuestion(params: Record<string, unknown>): Asking {
   const { subscription, tier } = params as Partial<AccountStatusParams>;
   const head = headOf('status', subscription, tier);
   // Only the filters given, as the unprepared call passes them.
@@ -139,19 +155,27 @@ export function preparedStatusQuestion(params: Record<string, unknown>): (accoun
     ...(subscription === undefined ? {} : { subscription }),
     ...(tier === undefined ? {} : { tier }),
   };
-  return (account) => new StatusAsked(head, account, filter);
+  return {
+    head,
+    operation: 'accounts.status',
+    question: (account) => new StatusAsked(head, account, filter),
+  };
 }
 
 /** As {@link preparedStatusQuestion}, for `hasEntitlement`. */
-export function preparedEntitlementQuestion(params: Record<string, unknown>): (account: string) => Question {
+export function preparedEntitlementQuestion(params: Record<string, unknown>): Asking {
   const { product_code, entitlement_code } = params as unknown as EntitlementCheckParams;
   const head = headOf('entitlement', product_code, entitlement_code);
   const filter = { product_code, entitlement_code };
-  return (account) => new EntitlementAsked(head, account, filter);
+  return {
+    head,
+    operation: 'entitlements.check',
+    question: (account) => new EntitlementAsked(head, account, filter),
+  };
 }
 
 /** The question behind `hasEntitlement` (parameters already checked). */
-export function entitlementQuestion(params: EntitlementCheckParams): Question {
+export function entitlementQuestion(params: EntitlementCheckParams): Question & Asking {
   return new EntitlementAsked(
     headOf('entitlement', params.product_code, params.entitlement_code),
     params.account_ref_id,

@@ -14,6 +14,7 @@ import { untilSignal } from '../util/signals.js';
 import { AnswerTable, type Slot } from './answer-table.js';
 import {
   type Answer,
+  type Asking,
   entitlementQuestion,
   fromShared,
   isDenial,
@@ -214,7 +215,8 @@ class Cache implements AccessCache {
       }
       return this.#answer(
         operation,
-        ask(account_ref_id),
+        ask,
+        account_ref_id,
         call.signal ?? base.signal,
         call.outcome ?? base.outcome,
         read,
@@ -263,10 +265,10 @@ class Cache implements AccessCache {
     params: P,
     options: AccessLookupOptions | undefined,
     endpoint: Checked,
-    question: (params: P) => Question,
+    question: (params: P) => Question & Asking,
     read: (answer: Answer) => T,
   ): Promise<T> {
-    let q: Question;
+    let q: Question & Asking;
     let signal: AbortSignal | undefined;
     let outcome: AccessLookupOutcome | undefined;
     try {
@@ -276,13 +278,17 @@ class Cache implements AccessCache {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#answer(operation, q, signal, outcome, read);
+    return this.#answer(operation, q, q.account, signal, outcome, read);
   }
 
-  /** One checked lookup's answer: from memory when it can be, else through #refresh. */
+  /**
+   * One checked lookup's answer: from memory when it can be, else through #refresh (the question
+   * itself is made only then).
+   */
   async #answer<T>(
     operation: string,
-    q: Question,
+    asking: Asking,
+    account: string,
     signal: AbortSignal | undefined,
     outcome: AccessLookupOutcome | undefined,
     read: (answer: Answer) => T,
@@ -290,19 +296,19 @@ class Cache implements AccessCache {
     if (this.#closed) throw closedError(operation);
     // Before anything is sent, as the client does.
     if (signal?.aborted) throw abortedError(operation, signal);
-    const gen = this.#generations.of(q.account);
+    const gen = this.#generations.of(account);
     const now = this.#clock.now();
-    let slot = this.#table.get(q.head, q.account);
+    let slot = this.#table.get(asking.head, account);
     // An answer of an earlier generation (an invalidation since) is never served.
     const held = slot?.gen === gen ? slot.entry : undefined;
     if (held !== undefined && now <= held.expires) {
       (slot as Slot<Entry>).used = true;
       this.#counts.hits++;
-      tell('hit', q.operation);
+      tell('hit', asking.operation);
       if (outcome) outcome.source = 'cache';
       return read(held.answer);
     }
-    if (slot === undefined) slot = this.#table.add(q.head, q.account, gen);
+    if (slot === undefined) slot = this.#table.add(asking.head, account, gen);
     else if (slot.gen !== gen) {
       // The answer and the refresh of before the invalidation are left to those who asked then.
       slot.gen = gen;
@@ -314,16 +320,16 @@ class Cache implements AccessCache {
     // A "no" past its ttl waits for the fresh answer (a customer who just paid gets in at once);
     // it stands in only when that answer fails (the service is down). A "yes" is served at once.
     const denial = usable && isDenial(held.answer);
-    const pending = slot.pending ?? this.#table.fill(slot, this.#refresh(q, held));
+    const pending = slot.pending ?? this.#table.fill(slot, this.#refresh(asking.question(account), held));
     if (usable && !denial) {
       slot.used = true;
       this.#counts.stale++;
-      tell('stale', q.operation);
+      tell('stale', asking.operation);
       if (outcome) outcome.source = 'stale';
       return read(held.answer);
     }
     this.#counts.misses++;
-    tell('miss', q.operation);
+    tell('miss', asking.operation);
     const answered = denial ? pending.catch(() => held) : pending;
     let entry: Entry;
     try {

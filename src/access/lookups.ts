@@ -4,6 +4,7 @@ import { checkEntitlement } from '../resources/entitlements.js';
 import type { AccountStatus } from '../schemas/account-status.js';
 import {
   type Answer,
+  type Asking,
   entitlementQuestion,
   preparedEntitlementQuestion,
   preparedStatusQuestion,
@@ -21,8 +22,8 @@ export interface LookupSpec {
   operation: string;
   endpoint: Checked;
   // biome-ignore lint/suspicious/noExplicitAny: each spec's question takes its own parameters.
-  question: (params: any) => Question;
-  prepared: (params: Record<string, unknown>) => (account: string) => Question;
+  question: (params: any) => Question & Asking;
+  prepared: (params: Record<string, unknown>) => Asking;
   read: (answer: Answer) => unknown;
 }
 
