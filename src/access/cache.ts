@@ -308,8 +308,11 @@ class Cache implements AccessCache {
       if (outcome) outcome.source = 'cache';
       return read(held.answer);
     }
+    // Every lookup a slot answers marks it used, a waiting one too (a new slot starts used: marked
+    // again here, it would outlive the slot the eviction just passed over).
     if (slot === undefined) slot = this.#table.add(asking.head, account, gen);
-    else if (slot.gen !== gen) {
+    else slot.used = true;
+    if (slot.gen !== gen) {
       // The answer and the refresh of before the invalidation are left to those who asked then.
       slot.gen = gen;
       slot.entry = undefined;
@@ -320,9 +323,10 @@ class Cache implements AccessCache {
     // A "no" past its ttl waits for the fresh answer (a customer who just paid gets in at once);
     // it stands in only when that answer fails (the service is down). A "yes" is served at once.
     const denial = usable && isDenial(held.answer);
-    const pending = slot.pending ?? this.#table.fill(slot, this.#refresh(asking.question(account), held));
+    // Only an answer still usable is stale behind its refresh: its failure is then the background's.
+    const stale = usable ? held : undefined;
+    const pending = slot.pending ?? this.#table.fill(slot, this.#refresh(asking.question(account), stale));
     if (usable && !denial) {
-      slot.used = true;
       this.#counts.stale++;
       tell('stale', asking.operation);
       if (outcome) outcome.source = 'stale';
@@ -330,7 +334,13 @@ class Cache implements AccessCache {
     }
     this.#counts.misses++;
     tell('miss', asking.operation);
-    const answered = denial ? pending.catch(() => held) : pending;
+    // close() aborted the refresh: the lookup is closed, not answered by the held "no".
+    const answered = denial
+      ? pending.catch((error: unknown) => {
+          if (this.#closed) throw error;
+          return held;
+        })
+      : pending;
     let entry: Entry;
     try {
       entry = await (signal
@@ -356,8 +366,9 @@ class Cache implements AccessCache {
       return { answer: got.answer, at: got.at, expires: Math.max(this.#clock.now() + 1, got.at + ttl) };
     } catch (error) {
       tell('error', q.operation);
-      // Lookups that waited get the error; one that was served the old answer never sees it.
-      if (stale !== undefined) this.#o.onError(error);
+      // Lookups that waited get the error; one that was served the old answer never sees it. A
+      // refresh that close() aborted is no failure.
+      if (stale !== undefined && !this.#closed) this.#o.onError(error);
       throw error;
     }
   }

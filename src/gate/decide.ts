@@ -203,9 +203,7 @@ function ask<Req extends GateRequest, T>(
   return answer.then(
     (yes) =>
       next(
-        yes
-          ? YES[outcome.source ?? 'live']
-          : { kind: 'no', refusal: { reason: lookup.reason, need: lookup.need } },
+        yes ? yesFrom(outcome.source) : { kind: 'no', refusal: { reason: lookup.reason, need: lookup.need } },
       ),
     (error: unknown) => {
       if (!isUnavailable(error)) throw error;
@@ -213,6 +211,10 @@ function ask<Req extends GateRequest, T>(
     },
   );
 }
+
+/** The "yes" of where the answer came from: an access cache of another making that says nothing, or something else, is `'live'`. */
+const yesFrom = (source: unknown): Looked<GateRequest> =>
+  typeof source === 'string' && Object.hasOwn(YES, source) ? YES[source as GateSource] : YES.live;
 
 const asIs = <T>(value: T): T => value;
 
