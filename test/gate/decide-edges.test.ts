@@ -96,6 +96,7 @@ describe('gate.express: its next step handed to the decision', () => {
       },
       () => Promise.reject(new Error('async')),
       () => '..',
+      // biome-ignore lint/suspicious/noThenProperty: an app's account given as a thenable of its own.
       () => ({ then: (ok: (v: unknown) => void) => ok(A) }),
     ]) {
       const { gate, access } = setup(account);
