@@ -22,7 +22,7 @@ export interface AccessLookupOptions {
    */
   signal?: AbortSignal | undefined;
   /**
-   * An object of yours the lookup fills when it answers, as lru-cache's `status` option: `source`
+   * An object of yours the lookup fills when it answers: `source`
    * says where the answer came from (for a metric, a response header, or `createGate`'s
    * `source`). Left as it was when the lookup rejects.
    */

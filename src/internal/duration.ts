@@ -26,7 +26,7 @@ export const durationMsOrZero: Rule = (v) =>
     ? undefined
     : `must be a number of ms >= 0 and <= ${MAX_DURATION_MS} (a year)`;
 
-/** As {@link durationMs}, a whole number of ms (what lru-cache's ttls take). */
+/** As {@link durationMs}, a whole number of ms, at least 1 (the access cache's ttls). */
 export const wholeDurationMs: Rule = (v) =>
   isMs(v) && Number.isInteger(v) && v >= 1 && v <= MAX_DURATION_MS
     ? undefined

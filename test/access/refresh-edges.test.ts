@@ -58,7 +58,6 @@ describe('the access cache at the edges of a refresh', () => {
     expect(outcome.source).toBeUndefined();
   });
 
-  // Checked fine below.
   it('close() while a cold lookup waits rejects typed, never hangs', async () => {
     const access = createAccessCache(clientFor(mock.server));
     mock.server.faults.add({ path: '/api/account/', delayMs: 2_000 });
