@@ -30,6 +30,23 @@ export function freePort() {
   });
 }
 
+/**
+ * `start` on free ports, tried again on fresh ones when it fails: a port found free may be taken
+ * (by another server, or as a connection's local port) before the server binds it.
+ * @template T @param {() => Promise<T>} start @returns {Promise<T>}
+ */
+async function onFreePorts(start) {
+  let lastError;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await start();
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  throw lastError;
+}
+
 /** @param {ChildProcess} child @returns {Promise<void>} */
 export function exited(child) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
@@ -172,16 +189,7 @@ export async function startRedisServer() {
       `redis-server not found at ${REDIS_BINARY}: install it (apt-get install redis-server) or set REDIS_SERVER`,
     );
   }
-  // Another process may take the free port before redis binds it: try a fresh one.
-  let lastError;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      return await startOnce(await freePort());
-    } catch (error) {
-      lastError = error;
-    }
-  }
-  throw lastError;
+  return onFreePorts(async () => startOnce(await freePort()));
 }
 /**
  * Starts `redis-server --replicaof 127.0.0.1 <masterPort>` and resolves once its first sync with the
@@ -314,16 +322,23 @@ export async function startCluster() {
     rmSync(root, { recursive: true, force: true });
   };
   try {
-    // Twelve distinct free ports (a port and a bus port per node).
-    const free = new Set();
-    while (free.size < 12) free.add(await freePort());
-    const list = [...free];
+    // A port and a bus port per node, distinct, each pair found just before its node starts.
+    const taken = new Set();
+    const fresh = async () => {
+      let port = await freePort();
+      while (taken.has(port)) port = await freePort();
+      taken.add(port);
+      return port;
+    };
     for (let i = 0; i < 6; i++) {
-      const port = list[2 * i];
-      const busPort = list[2 * i + 1];
-      const dir = join(root, String(port));
-      procs.set(port, { child: await startNode(dir, port, busPort), dir, busPort });
-      ports.push(port);
+      const node = await onFreePorts(async () => {
+        const port = await fresh();
+        const busPort = await fresh();
+        const dir = join(root, String(port));
+        return { port, busPort, dir, child: await startNode(dir, port, busPort) };
+      });
+      procs.set(node.port, { child: node.child, dir: node.dir, busPort: node.busPort });
+      ports.push(node.port);
     }
     await cli(
       ports[0],
