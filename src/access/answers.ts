@@ -15,6 +15,17 @@ export type Answer =
   | { kind: 'not-found'; error: NotFoundError }
   | { kind: 'entitlement'; has_access: boolean };
 
+/** An answer and when the service gave it (the cache's clock). */
+export interface Given {
+  answer: Answer;
+  at: number;
+}
+
+/** A kept answer: until when it is fresh, too. */
+export interface Entry extends Given {
+  expires: number;
+}
+
 /** A lookup the cache can answer: what identifies it, and how to ask the service. */
 export interface Question {
   /** The client operation that answers it (published on `billing-sdk:access`). */

@@ -3,8 +3,8 @@ import type { AccessEvent } from '../core/diagnostics.js';
 import { InvalidRequestError } from '../core/errors/index.js';
 import { check, isPlainObject, type Rule, text } from '../internal/checks.js';
 import { warmRequestPath } from '../platform/server.js';
-import { type AccountStatusParams, accountStatus } from '../resources/accounts.js';
-import { checkEntitlement, type EntitlementCheckParams } from '../resources/entitlements.js';
+import type { AccountStatusParams } from '../resources/accounts.js';
+import type { EntitlementCheckParams } from '../resources/entitlements.js';
 import type { AccountStatus } from '../schemas/account-status.js';
 import { tellAccount } from '../util/account-changes.js';
 import { type Clock, clockOf } from '../util/clock.js';
@@ -15,18 +15,17 @@ import { AnswerTable, type Slot } from './answer-table.js';
 import {
   type Answer,
   type Asking,
-  entitlementQuestion,
+  type Entry,
   fromShared,
+  type Given,
   isDenial,
   type Question,
-  statusQuestion,
   toShared,
-  yesOf,
 } from './answers.js';
 import { abortedError, closedError } from './errors.js';
 import { Generations } from './generations.js';
 import { lookupOptionsOf } from './lookup-options.js';
-import { type Checked, LOOKUPS, type LookupSpec, passes, STAND_IN, statusOf } from './lookups.js';
+import { LOOKUPS, type LookupSpec, passes, STAND_IN } from './lookups.js';
 import { type AccessCacheOptions, type ResolvedAccessOptions, resolveAccessOptions } from './options.js';
 
 import type {
@@ -47,17 +46,6 @@ export type {
   AccessLookups,
   PreparedAccessLookup,
 } from './types.js';
-
-/** An answer and when the service gave it (the cache's clock). */
-interface Given {
-  answer: Answer;
-  at: number;
-}
-
-/** A kept answer: until when it is fresh, too. */
-interface Entry extends Given {
-  expires: number;
-}
 
 /** Where the cache's steps are published (see core/diagnostics.ts); `undefined` in browsers. */
 const accessChannel = /* @__PURE__ */ channel('billing-sdk:access');
@@ -142,25 +130,18 @@ class Cache implements AccessCache {
       : () => {};
   }
 
-  // Each method is #lookup itself, reading its answer with `read`: an async method awaiting it would
-  // add a promise and a turn of the microtask queue to every lookup (every gated request makes one).
+  // Each method is #lookup itself, reading its answer with its spec's `read`: an async method
+  // awaiting it would add a promise and a turn of the microtask queue to every lookup.
   isActive(params: AccountStatusParams, options?: AccessLookupOptions): Promise<boolean> {
-    return this.#lookup('access.isActive', params, options, accountStatus, statusQuestion, yesOf);
+    return this.#lookup(LOOKUPS.isActive, params, options) as Promise<boolean>;
   }
 
   status(params: AccountStatusParams, options?: AccessLookupOptions): Promise<AccountStatus> {
-    return this.#lookup('access.status', params, options, accountStatus, statusQuestion, statusOf);
+    return this.#lookup(LOOKUPS.status, params, options) as Promise<AccountStatus>;
   }
 
   hasEntitlement(params: EntitlementCheckParams, options?: AccessLookupOptions): Promise<boolean> {
-    return this.#lookup(
-      'access.hasEntitlement',
-      params,
-      options,
-      checkEntitlement,
-      entitlementQuestion,
-      yesOf,
-    );
+    return this.#lookup(LOOKUPS.hasEntitlement, params, options) as Promise<boolean>;
   }
 
   prepare<K extends keyof AccessLookups>(
@@ -198,14 +179,7 @@ class Cache implements AccessCache {
         !passes(accountRules, account_ref_id)
       ) {
         // The unprepared lookup's own refusal, word for word.
-        return this.#lookup(
-          operation,
-          { ...checked, account_ref_id },
-          given ?? options,
-          endpoint,
-          spec.question,
-          read,
-        );
+        return this.#lookup(spec, { ...checked, account_ref_id }, given ?? options);
       }
       let call: AccessLookupOptions;
       try {
@@ -260,25 +234,19 @@ class Cache implements AccessCache {
    * One lookup: checked, from memory when it can be, else through one shared request (#refresh);
    * the answer as `read` gives it (a throw there rejects).
    */
-  #lookup<P, T>(
-    operation: string,
-    params: P,
-    options: AccessLookupOptions | undefined,
-    endpoint: Checked,
-    question: (params: P) => Question & Asking,
-    read: (answer: Answer) => T,
-  ): Promise<T> {
+  #lookup(spec: LookupSpec, params: unknown, options: AccessLookupOptions | undefined): Promise<unknown> {
+    const { operation, endpoint } = spec;
     let q: Question & Asking;
     let signal: AbortSignal | undefined;
     let outcome: AccessLookupOutcome | undefined;
     try {
-      const checked = check(operation, params, endpoint.rules, endpoint.cross) as P;
+      const checked = check(operation, params, endpoint.rules, endpoint.cross);
       ({ signal, outcome } = lookupOptionsOf(operation, options));
-      q = question(checked);
+      q = spec.question(checked);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#answer(operation, q, q.account, signal, outcome, read);
+    return this.#answer(operation, q, q.account, signal, outcome, spec.read);
   }
 
   /**
