@@ -48,24 +48,27 @@ export class AnswerTable<E> {
 
   /** The slot of `head` and `account` in generation `gen`, made (and one dropped past max) when absent. */
   add(head: string, account: string, gen: number): Slot<E> {
+    // Room first: the slot added is never the one dropped.
+    if (this.#order.size >= this.#max) this.#evict();
     let shelf = this.#shelves.get(head);
     if (shelf === undefined) {
       shelf = new Map();
       this.#shelves.set(head, shelf);
     }
-    // Used from the start: a new slot goes round once before it can be dropped.
+    // Unused until read again (as SIEVE's new objects): a slot read since it was added outlives
+    // one that was not, whichever came first. Had it started used, the first round would clear
+    // every flag and drop the oldest slot, read just before or not.
     const slot: Slot<E> = {
       head,
       account,
       gen,
       entry: undefined,
       pending: undefined,
-      used: true,
+      used: false,
       gone: false,
     };
     shelf.set(account, slot);
     this.#order.add(slot);
-    if (this.#order.size > this.#max) this.#evict();
     return slot;
   }
 

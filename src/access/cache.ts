@@ -276,8 +276,8 @@ class Cache implements AccessCache {
       if (outcome) outcome.source = 'cache';
       return read(held.answer);
     }
-    // Every lookup a slot answers marks it used, a waiting one too (a new slot starts used: marked
-    // again here, it would outlive the slot the eviction just passed over).
+    // Every lookup a slot answers marks it used, a waiting one too; the lookup that adds a slot is
+    // its first, not a read again (answer-table.ts).
     if (slot === undefined) slot = this.#table.add(asking.head, account, gen);
     else slot.used = true;
     if (slot.gen !== gen) {
@@ -302,10 +302,11 @@ class Cache implements AccessCache {
     }
     this.#counts.misses++;
     tell('miss', asking.operation);
-    // close() aborted the refresh: the lookup is closed, not answered by the held "no".
+    // close() aborted the refresh: the lookup is closed, not answered by the held "no"; nor is it
+    // once the "no" grew older than staleMs while the refresh ran.
     const answered = denial
       ? pending.catch((error: unknown) => {
-          if (this.#closed) throw error;
+          if (this.#closed || this.#clock.now() - held.at >= this.#o.staleMs) throw error;
           return held;
         })
       : pending;

@@ -62,7 +62,7 @@ describe('the access cache answer table', () => {
     const table = new AnswerTable<string>(2);
     const a = table.add('q', 'a', 0);
     const b = table.add('q', 'b', 0);
-    // Both start used; the first eviction clears them and drops the oldest, a.
+    // Neither was read again since it was added: the oldest, a, goes.
     table.add('q', 'c', 0);
     expect([a.gone, b.gone]).toEqual([true, false]);
     // b is read again; c is not: the next one added pushes c out, not b.

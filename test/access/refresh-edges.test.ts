@@ -153,15 +153,60 @@ describe('the access cache at the edges of a refresh', () => {
   });
 });
 
+describe('past maxEntries and past staleMs', () => {
+  it('past maxEntries, the answer read again since it was added outlives one that was not', async () => {
+    const access = createAccessCache(clientFor(mock.server), { maxEntries: 2 });
+    await access.isActive(active);
+    await access.isActive(pastDue);
+    const hit: AccessLookupOutcome = {};
+    await access.isActive(active, { outcome: hit });
+    expect(hit.source).toBe('cache');
+    // One must go: acct_past_due, not read since it was added.
+    await access.isActive({ account_ref_id: 'acct_multi' });
+    const outcome: AccessLookupOutcome = {};
+    await access.isActive(active, { outcome });
+    expect(outcome.source).toBe('cache');
+    expect(statusRequests('acct_active')).toBe(1);
+    expect(statusRequests('acct_past_due')).toBe(1);
+    await access.isActive(pastDue);
+    expect(statusRequests('acct_past_due')).toBe(2);
+    await access.close();
+  });
+
+  it('a held "no" that grew older than staleMs while its refresh ran is not served when the refresh fails', async () => {
+    const clock = manualClock();
+    const access = cacheWithClock(
+      clientFor(mock.server, { maxRetries: 0 }),
+      { ttlMs: 1_000, denyTtlMs: 1_000, staleMs: 2_000 },
+      clock,
+    );
+    expect(await access.isActive(pastDue)).toBe(false);
+    // Past denyTtlMs, within staleMs: the lookup waits for the refresh, which fails late.
+    clock.advance(1_500);
+    mock.server.faults.add({ path: '/api/account/', status: 503, delayMs: 200, times: 1 });
+    const waiting = access.isActive(pastDue);
+    await until(() => mock.server.activeRequests() === 1);
+    clock.advance(1_000);
+    expect(await caught(() => waiting)).toMatchObject({ status: 503 });
+    await access.close();
+  });
+});
+
 describe('onError hears background failures only', () => {
-  it('past staleMs the waiting lookup gets the error: onError is not told too (it is no background failure)', async () => {
+  /** A cache on a manual clock, no retries, every onError call kept. */
+  const heard = (staleMs: number) => {
     const clock = manualClock();
     const errors: unknown[] = [];
     const access = cacheWithClock(
       clientFor(mock.server, { maxRetries: 0 }),
-      { ttlMs: 1_000, staleMs: 2_000, onError: (e) => errors.push(e) },
+      { ttlMs: 1_000, staleMs, onError: (e) => errors.push(e) },
       clock,
     );
+    return { clock, errors, access };
+  };
+
+  it('past staleMs the waiting lookup gets the error: onError is not told too (it is no background failure)', async () => {
+    const { clock, errors, access } = heard(2_000);
     await access.isActive(active);
     clock.advance(2_001);
     mock.server.faults.add({ path: '/api/account/', status: 503, times: 1 });
@@ -171,13 +216,7 @@ describe('onError hears background failures only', () => {
   });
 
   it('close() during a background refresh does not tell onError of its own abort', async () => {
-    const clock = manualClock();
-    const errors: unknown[] = [];
-    const access = cacheWithClock(
-      clientFor(mock.server, { maxRetries: 0 }),
-      { ttlMs: 1_000, staleMs: 60_000, onError: (e) => errors.push(e) },
-      clock,
-    );
+    const { clock, errors, access } = heard(60_000);
     await access.isActive(active);
     clock.advance(1_001);
     mock.server.faults.add({ path: '/api/account/', delayMs: 300, times: 1 });
