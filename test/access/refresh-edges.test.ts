@@ -12,17 +12,17 @@ const mock = useMockServer();
 const statusRequests = (account = 'acct_active') =>
   mock.server.requests.count({ method: 'GET', path: `/api/account/${account}/status/` });
 const active = { account_ref_id: 'acct_active' };
+/** A cache on a manual clock; its client tries once, so a fault is one failure. */
+const onClock = (options: Parameters<typeof cacheWithClock>[1]) => {
+  const clock = manualClock();
+  return { clock, access: cacheWithClock(clientFor(mock.server, { maxRetries: 0 }), options, clock) };
+};
 const pastDue = { account_ref_id: 'acct_past_due' };
 
 describe('the access cache at the edges of a refresh', () => {
   // A lookup that waits for a refresh marks its slot used, as one answered from memory does.
   it('a slot just answered through a refresh is not the one evicted next', async () => {
-    const clock = manualClock();
-    const access = cacheWithClock(
-      clientFor(mock.server),
-      { maxEntries: 2, ttlMs: 60_000, denyTtlMs: 1_000, staleMs: 60_000 },
-      clock,
-    );
+    const { clock, access } = onClock({ maxEntries: 2, ttlMs: 60_000, denyTtlMs: 1_000, staleMs: 60_000 });
     await access.isActive(active);
     await access.isActive(pastDue);
     await access.isActive({ account_ref_id: 'acct_multi' }); // evicts acct_active
@@ -40,12 +40,12 @@ describe('the access cache at the edges of a refresh', () => {
 
   // close() ends the wait behind a held "no": the lookup is closed, not answered by that "no".
   it('close() while a lookup waits for a held "no"\'s refresh rejects it with the closed error', async () => {
-    const clock = manualClock();
-    const access = cacheWithClock(
-      clientFor(mock.server, { maxRetries: 0 }),
-      { ttlMs: 30_000, denyTtlMs: 1_000, staleMs: 30_000, onError: () => {} },
-      clock,
-    );
+    const { clock, access } = onClock({
+      ttlMs: 30_000,
+      denyTtlMs: 1_000,
+      staleMs: 30_000,
+      onError: () => {},
+    });
     expect(await access.isActive(pastDue)).toBe(false);
     clock.advance(1_001);
     mock.server.faults.add({ path: '/api/account/', delayMs: 300 });
@@ -83,8 +83,7 @@ describe('the access cache at the edges of a refresh', () => {
   });
 
   it('stale "yes" refresh in flight, invalidate, lookup waits for a new answer (no stale from before)', async () => {
-    const clock = manualClock();
-    const access = cacheWithClock(clientFor(mock.server), { ttlMs: 1_000, staleMs: 60_000 }, clock);
+    const { clock, access } = onClock({ ttlMs: 1_000, staleMs: 60_000 });
     await access.isActive(active);
     clock.advance(1_001);
     mock.server.faults.add({ path: '/api/account/', delayMs: 200, times: 1 });
@@ -118,12 +117,7 @@ describe('the access cache at the edges of a refresh', () => {
   });
 
   it("a caller's abort while waiting rejects that caller; the held 'no' path too", async () => {
-    const clock = manualClock();
-    const access = cacheWithClock(
-      clientFor(mock.server),
-      { ttlMs: 30_000, denyTtlMs: 1_000, staleMs: 30_000 },
-      clock,
-    );
+    const { clock, access } = onClock({ ttlMs: 30_000, denyTtlMs: 1_000, staleMs: 30_000 });
     await access.isActive(pastDue);
     clock.advance(1_001);
     mock.server.faults.add({ path: '/api/account/', delayMs: 200, times: 1 });
@@ -174,12 +168,7 @@ describe('past maxEntries and past staleMs', () => {
   });
 
   it('a held "no" that grew older than staleMs while its refresh ran is not served when the refresh fails', async () => {
-    const clock = manualClock();
-    const access = cacheWithClock(
-      clientFor(mock.server, { maxRetries: 0 }),
-      { ttlMs: 1_000, denyTtlMs: 1_000, staleMs: 2_000 },
-      clock,
-    );
+    const { clock, access } = onClock({ ttlMs: 1_000, denyTtlMs: 1_000, staleMs: 2_000 });
     expect(await access.isActive(pastDue)).toBe(false);
     // Past denyTtlMs, within staleMs: the lookup waits for the refresh, which fails late.
     clock.advance(1_500);
@@ -195,14 +184,8 @@ describe('past maxEntries and past staleMs', () => {
 describe('onError hears background failures only', () => {
   /** A cache on a manual clock, no retries, every onError call kept. */
   const heard = (staleMs: number) => {
-    const clock = manualClock();
     const errors: unknown[] = [];
-    const access = cacheWithClock(
-      clientFor(mock.server, { maxRetries: 0 }),
-      { ttlMs: 1_000, staleMs, onError: (e) => errors.push(e) },
-      clock,
-    );
-    return { clock, errors, access };
+    return { errors, ...onClock({ ttlMs: 1_000, staleMs, onError: (e) => errors.push(e) }) };
   };
 
   it('past staleMs the waiting lookup gets the error: onError is not told too (it is no background failure)', async () => {
